@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// Two tiers: `unit` needs no server and runs in parallel; `integration` shares one real control plane
+// (etcd + kube-apiserver + controllers + kwok), started once per run by test/support/global-setup.ts.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'test/unit/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          // One control plane for the whole run; files share it, so keep their number in check.
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
