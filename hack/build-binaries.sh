@@ -8,7 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
-cache=${TESSERA_CACHE_DIR:-$HOME/.cache/tessera}/bin
+cache=${TESSERA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera}/bin
 
 if ! command -v go >/dev/null 2>&1; then
   echo "build-binaries: Go is not on PATH; install Go >= 1.26 (the Kubernetes $KUBERNETES_VERSION module needs it)" >&2

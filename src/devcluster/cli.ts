@@ -1,0 +1,47 @@
+// `tessera dev up|down|status|env`: the local control plane. Only commander is imported here; the
+// implementation loads when a command runs.
+import type { Command } from 'commander';
+
+const DEFAULT_NAME = 'tessera';
+
+export function registerDevCommands(program: Command): void {
+  const dev = program.command('dev').description('run a real local Kubernetes control plane (etcd, kube-apiserver, controllers, kwok nodes)');
+
+  dev
+    .command('up')
+    .description('start the local cluster (binaries built once by `npm run binaries`)')
+    .option('--name <name>', 'cluster name; several can run at once', DEFAULT_NAME)
+    .option('--workers-per-arch <n>', 'fake worker nodes per architecture (amd64, arm64, ppc64le, s390x)', '2')
+    .action(async (opts: { name: string; workersPerArch: string }) => {
+      const { devUp } = await import('./commands.js');
+      await devUp({ name: opts.name, workersPerArch: Number(opts.workersPerArch) });
+    });
+
+  dev
+    .command('down')
+    .description('stop the local cluster started by `tessera dev up`')
+    .option('--name <name>', 'cluster name', DEFAULT_NAME)
+    .option('--wipe', 'also delete its state (etcd data, certificates, kubeconfig)', false)
+    .action(async (opts: { name: string; wipe: boolean }) => {
+      const { devDown } = await import('./commands.js');
+      await devDown(opts);
+    });
+
+  dev
+    .command('status')
+    .description('show whether the local cluster runs, and its components')
+    .option('--name <name>', 'cluster name', DEFAULT_NAME)
+    .action(async (opts: { name: string }) => {
+      const { devStatus } = await import('./commands.js');
+      process.exitCode = await devStatus(opts);
+    });
+
+  dev
+    .command('env')
+    .description('print shell exports for the local cluster: eval "$(tessera dev env)"')
+    .option('--name <name>', 'cluster name', DEFAULT_NAME)
+    .action(async (opts: { name: string }) => {
+      const { devEnv } = await import('./commands.js');
+      await devEnv(opts);
+    });
+}

@@ -1,0 +1,453 @@
+// A real local Kubernetes control plane, envtest-style: etcd, kube-apiserver (RBAC, client-certificate auth),
+// kube-controller-manager, kube-scheduler and kwok, each a child process on free loopback ports, with state in
+// one directory (PKI, kubeconfigs, etcd data, logs, state.json with the pids). Several clusters can run at once
+// under different names. The caller must call `stop()` (or `tessera dev down`); processes outlive this one.
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import https from 'node:https';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { requireBinaries, readComponentVersions, type BinaryPaths } from './binaries.js';
+import { DevClusterError } from './errors.js';
+import { renderKubeconfig } from './kubeconfig.js';
+import { defaultNodeSpecs, fakeNode, KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE, type FakeNodeSpec } from './nodes.js';
+import { createCertificateAuthority, generateSigningKeyPair } from './pki.js';
+import { freePort, isAlive, spawnComponent, stopProcess, waitUntilHealthy, type ComponentProcess } from './processes.js';
+
+export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
+
+export interface DevClusterOptions {
+  /** Cluster name: the state directory's name, unique among running clusters. */
+  readonly name: string;
+  /** Parent of the state directories. Default: `defaultStateRoot()`. */
+  readonly stateRoot?: string;
+  /** Fake nodes to create: `'default'` (a control-plane node and two workers per architecture), `'none'`, or a list. */
+  readonly nodes?: 'default' | 'none' | readonly FakeNodeSpec[];
+  /** Start kube-controller-manager. Default: true. */
+  readonly controllerManager?: boolean;
+  /** Start kube-scheduler. Default: true. */
+  readonly scheduler?: boolean;
+  /** Start kwok (makes fake nodes Ready and scheduled pods Running). Default: true. */
+  readonly kwok?: boolean;
+  /** Progress messages (one line each). Default: none. */
+  readonly log?: (message: string) => void;
+  /** How long to wait for each component to become healthy, in milliseconds. Default: 60 000. */
+  readonly startTimeoutMs?: number;
+}
+
+export interface DevClusterState {
+  readonly name: string;
+  readonly stateDir: string;
+  readonly server: string;
+  readonly kubeconfigPath: string;
+  readonly kubernetesVersion: string;
+  readonly ports: Readonly<Record<string, number>>;
+  readonly processes: Readonly<Partial<Record<ComponentName, ComponentProcess>>>;
+  readonly startedAt: string;
+}
+
+export interface DevCluster extends DevClusterState {
+  kubeConfig(): Promise<KubeConfig>;
+  /** Stops and starts kube-apiserver on the same port and data (watch connections break, as in a real restart). */
+  restartApiServer(): Promise<void>;
+  /** Stops every process; with `wipe`, deletes the state directory too. */
+  stop(options?: { wipe?: boolean }): Promise<void>;
+}
+
+/** `$TESSERA_STATE_DIR`, else `$XDG_STATE_HOME/tessera/clusters`, else `~/.local/state/tessera/clusters`. */
+export function defaultStateRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TESSERA_STATE_DIR) return env.TESSERA_STATE_DIR;
+  return path.join(env.XDG_STATE_HOME ?? path.join(os.homedir(), '.local', 'state'), 'tessera', 'clusters');
+}
+
+const SERVICE_CIDR = '10.96.0.0/16';
+const SERVICE_IP = '10.96.0.1';
+
+interface Files {
+  readonly dir: string;
+  readonly pki: string;
+  readonly logs: string;
+  readonly etcdData: string;
+  readonly state: string;
+  readonly adminKubeconfig: string;
+}
+
+function filesOf(stateDir: string): Files {
+  return {
+    dir: stateDir,
+    pki: path.join(stateDir, 'pki'),
+    logs: path.join(stateDir, 'logs'),
+    etcdData: path.join(stateDir, 'etcd'),
+    state: path.join(stateDir, 'state.json'),
+    adminKubeconfig: path.join(stateDir, 'kubeconfig'),
+  };
+}
+
+/** Reads a cluster's recorded state, or undefined when it has none. */
+export function readClusterState(name: string, stateRoot = defaultStateRoot()): DevClusterState | undefined {
+  const file = filesOf(path.join(stateRoot, name)).state;
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, 'utf8')) as DevClusterState;
+}
+
+/** True when the cluster's kube-apiserver process is alive. */
+export function isClusterRunning(state: DevClusterState): boolean {
+  const apiserver = state.processes['kube-apiserver'];
+  return apiserver !== undefined && isAlive(apiserver.pid);
+}
+
+/** Stops a cluster by the pids recorded in its state (used by `tessera dev down`, from any process). */
+export async function stopClusterByState(state: DevClusterState, options: { wipe?: boolean } = {}): Promise<void> {
+  // Reverse start order: clients first, etcd last.
+  const order: ComponentName[] = ['kwok', 'kube-scheduler', 'kube-controller-manager', 'kube-apiserver', 'etcd'];
+  for (const name of order) {
+    const proc = state.processes[name];
+    if (proc) await stopProcess(proc.pid);
+  }
+  if (options.wipe) rmSync(state.stateDir, { recursive: true, force: true });
+  else writeState(filesOf(state.stateDir), { ...state, processes: {} });
+}
+
+function writeState(files: Files, state: DevClusterState): void {
+  writeFileSync(files.state, JSON.stringify(state, null, 2) + '\n');
+}
+
+interface Pki {
+  readonly caPem: string;
+  readonly caFile: string;
+  readonly caKeyFile: string;
+  readonly file: (name: string) => string;
+}
+
+/** Generates the PKI once per state directory; a restarted cluster keeps its CA so old kubeconfigs stay valid. */
+async function ensurePki(files: Files): Promise<Pki> {
+  const file = (name: string): string => path.join(files.pki, name);
+  const pki: Pki = {
+    caPem: '',
+    caFile: file('ca.crt'),
+    caKeyFile: file('ca.key'),
+    file,
+  };
+  if (existsSync(file('complete'))) return { ...pki, caPem: readFileSync(pki.caFile, 'utf8') };
+  mkdirSync(files.pki, { recursive: true, mode: 0o700 });
+  const ca = await createCertificateAuthority('tessera-dev-ca');
+  const write = (name: string, text: string, mode = 0o600): void => writeFileSync(file(name), text, { mode });
+  write('ca.crt', ca.certPem, 0o644);
+  write('ca.key', ca.keyPem);
+  const serving = await ca.issue({
+    commonName: 'kube-apiserver',
+    usage: 'server',
+    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    ipAddresses: ['127.0.0.1', SERVICE_IP],
+  });
+  write('apiserver.crt', serving.certPem, 0o644);
+  write('apiserver.key', serving.keyPem);
+  const components = await ca.issue({ commonName: 'localhost', usage: 'server', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+  write('components.crt', components.certPem, 0o644);
+  write('components.key', components.keyPem);
+  const identities: Array<[string, string, string[]]> = [
+    ['admin', 'tessera-admin', ['system:masters']],
+    ['kube-controller-manager', 'system:kube-controller-manager', []],
+    ['kube-scheduler', 'system:kube-scheduler', []],
+    ['kwok', 'kwok', ['system:masters']],
+    ['apiserver-kubelet-client', 'kube-apiserver-kubelet-client', ['system:masters']],
+  ];
+  for (const [fileName, commonName, organizations] of identities) {
+    const cert = await ca.issue({ commonName, organizations, usage: 'client' });
+    write(`${fileName}.crt`, cert.certPem, 0o644);
+    write(`${fileName}.key`, cert.keyPem);
+  }
+  const sa = await generateSigningKeyPair();
+  write('sa.key', sa.privateKeyPem);
+  write('sa.pub', sa.publicKeyPem, 0o644);
+  write('complete', new Date().toISOString());
+  return { ...pki, caPem: ca.certPem };
+}
+
+function httpGet(url: string, tls?: { ca: string; cert: string; key: string }): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const onResponse = (res: http.IncomingMessage): void => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    };
+    const req = tls
+      ? https.get(url, { ca: tls.ca, cert: tls.cert, key: tls.key, timeout: 2_000 }, onResponse)
+      : http.get(url, { timeout: 2_000 }, onResponse);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
+}
+
+/** Starts a new cluster (or restarts a stopped one with the same name, keeping its data). */
+export async function startDevCluster(options: DevClusterOptions): Promise<DevCluster> {
+  const log = options.log ?? ((): void => undefined);
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  const binaries = requireBinaries();
+  const versions = readComponentVersions();
+  const stateRoot = options.stateRoot ?? defaultStateRoot();
+  const files = filesOf(path.join(stateRoot, options.name));
+  const previous = readClusterState(options.name, stateRoot);
+  if (previous && isClusterRunning(previous)) {
+    throw new DevClusterError(
+      'TESSERA_DEVCLUSTER_ALREADY_RUNNING',
+      `cluster "${options.name}" is already running (${previous.server}); stop it with \`tessera dev down --name ${options.name}\``,
+    );
+  }
+  for (const dir of [files.dir, files.logs, files.etcdData]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const pki = await ensurePki(files);
+  const ports = {
+    etcdClient: await freePort(),
+    etcdPeer: await freePort(),
+    apiserver: await freePort(),
+    controllerManager: await freePort(),
+    scheduler: await freePort(),
+    kwok: await freePort(),
+  };
+  const server = `https://127.0.0.1:${ports.apiserver}`;
+  const adminTls = { ca: pki.caPem, cert: readFileSync(pki.file('admin.crt'), 'utf8'), key: readFileSync(pki.file('admin.key'), 'utf8') };
+  const processes: Partial<Record<ComponentName, ComponentProcess>> = {};
+  const logFile = (name: string): string => path.join(files.logs, `${name}.log`);
+
+  const writeKubeconfig = (fileName: string, identity: string): string => {
+    const target = path.join(files.dir, fileName);
+    const text = renderKubeconfig({
+      clusterName: options.name,
+      server,
+      caPem: pki.caPem,
+      user: identity,
+      clientCertPem: readFileSync(pki.file(`${identity}.crt`), 'utf8'),
+      clientKeyPem: readFileSync(pki.file(`${identity}.key`), 'utf8'),
+    });
+    writeFileSync(target, text, { mode: 0o600 });
+    return target;
+  };
+
+  const stopStarted = async (): Promise<void> => {
+    await stopClusterByState({ ...snapshot(), processes }, {});
+  };
+  const snapshot = (): DevClusterState => ({
+    name: options.name,
+    stateDir: files.dir,
+    server,
+    kubeconfigPath: files.adminKubeconfig,
+    kubernetesVersion: versions.kubernetes,
+    ports,
+    processes: { ...processes },
+    startedAt: new Date().toISOString(),
+  });
+
+  const startApiServer = async (): Promise<void> => {
+    const proc = spawnComponent({
+      name: 'kube-apiserver',
+      binary: binaries['kube-apiserver'],
+      args: apiServerArgs(ports, pki, files),
+      logFile: logFile('kube-apiserver'),
+    });
+    processes['kube-apiserver'] = proc;
+    writeState(files, snapshot());
+    await waitUntilHealthy(proc, async () => (await httpGet(`${server}/readyz`, adminTls)).status === 200, timeoutMs);
+  };
+
+  try {
+    log(`starting etcd ${versions.etcd}`);
+    const etcd = spawnComponent({
+      name: 'etcd',
+      binary: binaries.etcd,
+      args: [
+        '--name=default',
+        `--data-dir=${files.etcdData}`,
+        `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+        `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+        `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+        `--initial-cluster=default=http://127.0.0.1:${ports.etcdPeer}`,
+        // A development store: durability across power loss is not worth the fsync latency here.
+        '--unsafe-no-fsync',
+        '--quota-backend-bytes=4294967296',
+        '--log-level=warn',
+      ],
+      logFile: logFile('etcd'),
+    });
+    processes.etcd = etcd;
+    writeState(files, snapshot());
+    await waitUntilHealthy(etcd, async () => (await httpGet(`http://127.0.0.1:${ports.etcdClient}/health`)).status === 200, timeoutMs);
+
+    log(`starting kube-apiserver ${versions.kubernetes}`);
+    await startApiServer();
+    writeKubeconfig('kubeconfig', 'admin');
+
+    const componentTls = { ca: pki.caPem, cert: adminTls.cert, key: adminTls.key };
+    const started: Array<Promise<void>> = [];
+    if (options.controllerManager ?? true) {
+      const kubeconfig = writeKubeconfig('kube-controller-manager.kubeconfig', 'kube-controller-manager');
+      const proc = spawnComponent({
+        name: 'kube-controller-manager',
+        binary: binaries['kube-controller-manager'],
+        args: [
+          `--kubeconfig=${kubeconfig}`,
+          `--authentication-kubeconfig=${kubeconfig}`,
+          `--authorization-kubeconfig=${kubeconfig}`,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${ports.controllerManager}`,
+          `--tls-cert-file=${pki.file('components.crt')}`,
+          `--tls-private-key-file=${pki.file('components.key')}`,
+          `--client-ca-file=${pki.caFile}`,
+          `--root-ca-file=${pki.caFile}`,
+          `--service-account-private-key-file=${pki.file('sa.key')}`,
+          `--service-cluster-ip-range=${SERVICE_CIDR}`,
+          '--use-service-account-credentials=true',
+          '--leader-elect=false',
+          '--controllers=*',
+          '--v=1',
+        ],
+        logFile: logFile('kube-controller-manager'),
+      });
+      processes['kube-controller-manager'] = proc;
+      started.push(waitUntilHealthy(proc, async () => (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`, componentTls)).status === 200, timeoutMs));
+    }
+    if (options.scheduler ?? true) {
+      const kubeconfig = writeKubeconfig('kube-scheduler.kubeconfig', 'kube-scheduler');
+      const proc = spawnComponent({
+        name: 'kube-scheduler',
+        binary: binaries['kube-scheduler'],
+        args: [
+          `--kubeconfig=${kubeconfig}`,
+          `--authentication-kubeconfig=${kubeconfig}`,
+          `--authorization-kubeconfig=${kubeconfig}`,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${ports.scheduler}`,
+          `--tls-cert-file=${pki.file('components.crt')}`,
+          `--tls-private-key-file=${pki.file('components.key')}`,
+          `--client-ca-file=${pki.caFile}`,
+          '--leader-elect=false',
+          '--v=1',
+        ],
+        logFile: logFile('kube-scheduler'),
+      });
+      processes['kube-scheduler'] = proc;
+      started.push(waitUntilHealthy(proc, async () => (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`, componentTls)).status === 200, timeoutMs));
+    }
+    if (options.kwok ?? true) {
+      const kubeconfig = writeKubeconfig('kwok.kubeconfig', 'kwok');
+      const kwokConfig = path.join(files.dir, 'kwok.yaml');
+      // An explicit (empty) configuration keeps kwok from reading ~/.kwok/kwok.yaml; it then uses its default
+      // stages: nodes become Ready, pods bound to them become Running.
+      writeFileSync(kwokConfig, 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n');
+      const proc = spawnComponent({
+        name: 'kwok',
+        binary: binaries.kwok,
+        args: [
+          `--config=${kwokConfig}`,
+          `--kubeconfig=${kubeconfig}`,
+          `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=${KWOK_NODE_ANNOTATION_VALUE}`,
+          `--server-address=127.0.0.1:${ports.kwok}`,
+          '--cidr=10.244.0.0/16',
+          '--node-ip=127.0.0.1',
+        ],
+        logFile: logFile('kwok'),
+      });
+      processes.kwok = proc;
+      started.push(waitUntilHealthy(proc, async () => (await httpGet(`http://127.0.0.1:${ports.kwok}/healthz`)).status === 200, timeoutMs));
+    }
+    log('waiting for kube-controller-manager, kube-scheduler and kwok');
+    await Promise.all(started);
+    writeState(files, snapshot());
+
+    const cluster = handle(snapshot(), startApiServer, processes, files);
+    const nodeSpecs = options.nodes === undefined || options.nodes === 'default' ? defaultNodeSpecs() : options.nodes === 'none' ? [] : options.nodes;
+    if (nodeSpecs.length > 0) {
+      log(`creating ${nodeSpecs.length} fake nodes`);
+      await createFakeNodes(await cluster.kubeConfig(), nodeSpecs, versions.kubernetes);
+    }
+    return cluster;
+  } catch (err) {
+    await stopStarted();
+    throw err;
+  }
+}
+
+function apiServerArgs(ports: { etcdClient: number; apiserver: number }, pki: Pki, files: Files): string[] {
+  return [
+    `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${ports.apiserver}`,
+    `--tls-cert-file=${pki.file('apiserver.crt')}`,
+    `--tls-private-key-file=${pki.file('apiserver.key')}`,
+    `--client-ca-file=${pki.caFile}`,
+    `--kubelet-client-certificate=${pki.file('apiserver-kubelet-client.crt')}`,
+    `--kubelet-client-key=${pki.file('apiserver-kubelet-client.key')}`,
+    '--authorization-mode=Node,RBAC',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${pki.file('sa.pub')}`,
+    `--service-account-signing-key-file=${pki.file('sa.key')}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    '--allow-privileged=true',
+    '--profiling=false',
+    `--cert-dir=${path.join(files.dir, 'apiserver-certs')}`,
+    '--v=1',
+  ];
+}
+
+function handle(
+  state: DevClusterState,
+  startApiServer: () => Promise<void>,
+  processes: Partial<Record<ComponentName, ComponentProcess>>,
+  files: Files,
+): DevCluster {
+  return {
+    ...state,
+    get processes() {
+      return { ...processes };
+    },
+    async kubeConfig(): Promise<KubeConfig> {
+      const { KubeConfig } = await import('@kubernetes/client-node');
+      const kc = new KubeConfig();
+      kc.loadFromFile(state.kubeconfigPath);
+      return kc;
+    },
+    async restartApiServer(): Promise<void> {
+      const proc = processes['kube-apiserver'];
+      if (proc) await stopProcess(proc.pid);
+      await startApiServer();
+      writeState(files, { ...state, processes: { ...processes } });
+    },
+    async stop(options: { wipe?: boolean } = {}): Promise<void> {
+      await stopClusterByState({ ...state, processes: { ...processes } }, options);
+    },
+  };
+}
+
+/** Creates (or leaves in place) fake nodes and waits until kwok reports each Ready. */
+export async function createFakeNodes(kc: KubeConfig, specs: readonly FakeNodeSpec[], kubeletVersion: string, timeoutMs = 60_000): Promise<void> {
+  const { CoreV1Api } = await import('@kubernetes/client-node');
+  const core = kc.makeApiClient(CoreV1Api);
+  const names = new Set(specs.map((s) => s.name));
+  // Bounded parallelism keeps a 100-node topology fast without flooding a freshly started apiserver.
+  const queue = [...specs];
+  const worker = async (): Promise<void> => {
+    for (let spec = queue.shift(); spec; spec = queue.shift()) {
+      try {
+        await core.createNode({ body: fakeNode(spec, kubeletVersion) });
+      } catch (err) {
+        if ((err as { code?: number }).code !== 409) throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const list = await core.listNode();
+    const ready = list.items.filter(
+      (n) => names.has(n.metadata?.name ?? '') && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+    ).length;
+    if (ready === names.size) return;
+    if (Date.now() > deadline) {
+      throw new DevClusterError('TESSERA_DEVCLUSTER_START_FAILED', `only ${ready} of ${names.size} fake nodes became Ready within ${timeoutMs / 1000} s; is kwok running? see its log in the state dir`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

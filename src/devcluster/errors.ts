@@ -1,0 +1,18 @@
+// Typed errors of the local control plane. Callers branch on `code`, never on the message.
+export type DevClusterErrorCode =
+  | 'TESSERA_DEVCLUSTER_CONFIG'
+  | 'TESSERA_DEVCLUSTER_BINARIES_MISSING'
+  | 'TESSERA_DEVCLUSTER_START_FAILED'
+  | 'TESSERA_DEVCLUSTER_NOT_FOUND'
+  | 'TESSERA_DEVCLUSTER_ALREADY_RUNNING';
+
+export class DevClusterError extends Error {
+  override readonly name = 'DevClusterError';
+  constructor(
+    readonly code: DevClusterErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,68 @@
+// What an integration test needs from the shared control plane: an admin KubeConfig and a namespace of its own.
+import { randomBytes } from 'node:crypto';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { startDevCluster, type DevCluster, type DevClusterOptions } from '../../src/devcluster/cluster.js';
+
+/** Admin credentials for the run's shared cluster. */
+export function testKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(inject('kubeconfigPath'));
+  return kc;
+}
+
+/** A name unlikely to collide across parallel test files: `<prefix>-<8 hex>`. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * Call at describe level: creates a fresh namespace before the tests (and waits for its `default` service
+ * account, which pods need) and deletes it afterwards. `.name` is valid inside tests and hooks.
+ */
+export function useTestNamespace(prefix: string): { readonly name: string } {
+  const ns = { name: '' };
+  beforeAll(async () => {
+    const core = testKubeConfig().makeApiClient(CoreV1Api);
+    ns.name = uniqueName(prefix);
+    await core.createNamespace({ body: { metadata: { name: ns.name, labels: { 'tessera.dev/test': prefix } } } });
+    await eventually(async () => {
+      await core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name });
+    }, { timeoutMs: 30_000, what: `service account default in ${ns.name}` });
+  });
+  afterAll(async () => {
+    if (!ns.name) return;
+    const core = testKubeConfig().makeApiClient(CoreV1Api);
+    await core.deleteNamespace({ name: ns.name }).catch(() => undefined);
+  });
+  return ns;
+}
+
+/** A private cluster for tests that restart the apiserver or need a second cluster; stop it in afterAll. */
+export async function startTestCluster(options: Omit<DevClusterOptions, 'stateRoot'>): Promise<DevCluster> {
+  return startDevCluster({ ...options, stateRoot: inject('stateRoot') });
+}
+
+/**
+ * Retries `check` until it resolves (returning its value) or `timeoutMs` passes, then rethrows the last error
+ * with `what` in the message. For waiting on controllers, which act asynchronously.
+ */
+export async function eventually<T>(
+  check: () => Promise<T>,
+  options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  let lastError: unknown;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      const reason = lastError instanceof Error ? lastError.message : String(lastError);
+      throw new Error(`timed out waiting for ${options.what ?? 'condition'}: ${reason}`, { cause: lastError });
+    }
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 200));
+  }
+}
