@@ -55,6 +55,19 @@ if [ "$only" = all ] || [ "$only" = etcd ]; then
 fi
 if [ "$only" = all ] || [ "$only" = kwok ]; then
   build kwok "$KWOK_VERSION" "$here/kwok" "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok:kwok
+  # The standalone kwok binary has no built-in stages (kwokctl embeds them); take the release's own default
+  # stage files (node init + heartbeat with lease, pod ready/complete/delete) from its module, beside the binary.
+  stages="$cache/kwok-$KWOK_VERSION/stages"
+  if [ ! -f "$stages/complete" ]; then
+    kwok_src=$(cd "$here/kwok" && go mod download -json sigs.k8s.io/kwok | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    mkdir -p "$stages"
+    for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+      pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+      cp "$kwok_src/kustomize/stage/$f" "$stages/"
+    done
+    touch "$stages/complete"
+    log "kwok $KWOK_VERSION: default stages in $stages"
+  fi
 fi
 if [ "$only" = all ] || [ "$only" = kubernetes ]; then
   build kubernetes "$KUBERNETES_VERSION" "$here/k8s" "$k8s_ldflags" \

@@ -16,7 +16,7 @@ export async function runStart(opts: { name: string }): Promise<void> {
       kubeconfigPath = existing.kubeconfigPath;
     } else {
       say(`starting the local cluster "${opts.name}" (first run: build the binaries with \`npm run binaries\`)`);
-      const cluster = await startDevCluster({ name: opts.name, nodes: defaultNodeSpecs(), log: (l) => say(`  ${l}`) });
+      const cluster = await startDevCluster({ name: opts.name, nodes: defaultNodeSpecs(), log: (l) => say(`  ${l}`), buildMissingBinaries: true });
       kubeconfigPath = cluster.kubeconfigPath;
       say(`local cluster up at ${cluster.server}; stop it with \`npx tessera dev down\``);
     }

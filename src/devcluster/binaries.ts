@@ -24,7 +24,16 @@ export type BinaryName =
   | 'kubectl'
   | 'kwok';
 
-export type BinaryPaths = Readonly<Record<BinaryName, string>>;
+/** Paths of the binaries, plus kwok's default stage files (extracted from its release by the build script). */
+export type BinaryPaths = Readonly<Record<BinaryName, string>> & { readonly kwokStages: readonly string[] };
+
+export const KWOK_STAGE_FILES = [
+  'node-initialize.yaml',
+  'node-heartbeat-with-lease.yaml',
+  'pod-ready.yaml',
+  'pod-complete.yaml',
+  'pod-delete.yaml',
+] as const;
 
 /** Parses the KEY=value lines of hack/versions.env (comments and blank lines ignored). */
 export function parseVersionsEnv(text: string): ComponentVersions {
@@ -63,14 +72,16 @@ export function binaryPaths(versions: ComponentVersions = readComponentVersions(
     'kube-scheduler': path.join(k8s, 'kube-scheduler'),
     kubectl: path.join(k8s, 'kubectl'),
     kwok: path.join(bin, `kwok-${versions.kwok}`, 'kwok'),
+    kwokStages: KWOK_STAGE_FILES.map((f) => path.join(bin, `kwok-${versions.kwok}`, 'stages', f)),
   };
 }
 
 /** Returns the binaries' paths, or throws naming each missing one and the command that builds them. */
 export function requireBinaries(paths: BinaryPaths = binaryPaths()): BinaryPaths {
-  const missing = Object.values(paths).filter((p) => {
+  const { kwokStages, ...executables } = paths;
+  const missing = [...Object.values(executables), ...kwokStages].filter((p) => {
     try {
-      accessSync(p, constants.X_OK);
+      accessSync(p, p.endsWith('.yaml') ? constants.R_OK : constants.X_OK);
       return false;
     } catch {
       return true;
@@ -85,4 +96,30 @@ export function requireBinaries(paths: BinaryPaths = binaryPaths()): BinaryPaths
     );
   }
   return paths;
+}
+
+/**
+ * Like `requireBinaries`, but builds what is missing first by running hack/build-binaries.sh (its progress goes
+ * to stderr). For interactive commands (`tessera dev up`, `npm start`); tests use `requireBinaries` and fail.
+ */
+export async function ensureBinaries(root: string = projectRoot): Promise<BinaryPaths> {
+  try {
+    return requireBinaries();
+  } catch (err) {
+    if (!(err instanceof DevClusterError) || err.code !== 'TESSERA_DEVCLUSTER_BINARIES_MISSING') throw err;
+  }
+  process.stderr.write(
+    'Building the local control plane from the Go module proxy (first run only; several minutes on two cores)...\n',
+  );
+  const { spawn } = await import('node:child_process');
+  const script = path.join(root, 'hack', 'build-binaries.sh');
+  const code = await new Promise<number>((resolve, reject) => {
+    const child = spawn('bash', [script], { stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (status) => resolve(status ?? 1));
+  });
+  if (code !== 0) {
+    throw new DevClusterError('TESSERA_DEVCLUSTER_BINARIES_MISSING', `${script} failed (exit ${code}); see its output above`);
+  }
+  return requireBinaries();
 }

@@ -8,7 +8,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { requireBinaries, readComponentVersions, type BinaryPaths } from './binaries.js';
+import { ensureBinaries, requireBinaries, readComponentVersions } from './binaries.js';
 import { DevClusterError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { defaultNodeSpecs, fakeNode, KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE, type FakeNodeSpec } from './nodes.js';
@@ -32,6 +32,8 @@ export interface DevClusterOptions {
   readonly kwok?: boolean;
   /** Progress messages (one line each). Default: none. */
   readonly log?: (message: string) => void;
+  /** Build missing binaries instead of failing (interactive commands). Default: false. */
+  readonly buildMissingBinaries?: boolean;
   /** How long to wait for each component to become healthy, in milliseconds. Default: 60 000. */
   readonly startTimeoutMs?: number;
 }
@@ -185,7 +187,7 @@ function httpGet(url: string, tls?: { ca: string; cert: string; key: string }): 
 export async function startDevCluster(options: DevClusterOptions): Promise<DevCluster> {
   const log = options.log ?? ((): void => undefined);
   const timeoutMs = options.startTimeoutMs ?? 60_000;
-  const binaries = requireBinaries();
+  const binaries = options.buildMissingBinaries ? await ensureBinaries() : requireBinaries();
   const versions = readComponentVersions();
   const stateRoot = options.stateRoot ?? defaultStateRoot();
   const files = filesOf(path.join(stateRoot, options.name));
@@ -332,15 +334,14 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
     }
     if (options.kwok ?? true) {
       const kubeconfig = writeKubeconfig('kwok.kubeconfig', 'kwok');
-      const kwokConfig = path.join(files.dir, 'kwok.yaml');
-      // An explicit (empty) configuration keeps kwok from reading ~/.kwok/kwok.yaml; it then uses its default
-      // stages: nodes become Ready, pods bound to them become Running.
-      writeFileSync(kwokConfig, 'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n');
+      // Explicit stage files (kwok's release defaults) keep kwok from reading ~/.kwok/kwok.yaml: nodes become
+      // Ready and renew their Leases, pods bound to them become Running, and deleted pods go away.
       const proc = spawnComponent({
         name: 'kwok',
         binary: binaries.kwok,
         args: [
-          `--config=${kwokConfig}`,
+          ...binaries.kwokStages.map((stage) => `--config=${stage}`),
+          '--node-lease-duration-seconds=40',
           `--kubeconfig=${kubeconfig}`,
           `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=${KWOK_NODE_ANNOTATION_VALUE}`,
           `--server-address=127.0.0.1:${ports.kwok}`,
@@ -357,6 +358,10 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
     writeState(files, snapshot());
 
     const cluster = handle(snapshot(), startApiServer, processes, files);
+    if (options.controllerManager ?? true) {
+      // Pods are refused until the service-account controller creates `default`; wait so the cluster is usable.
+      await waitForDefaultServiceAccount(await cluster.kubeConfig(), timeoutMs);
+    }
     const nodeSpecs = options.nodes === undefined || options.nodes === 'default' ? defaultNodeSpecs() : options.nodes === 'none' ? [] : options.nodes;
     if (nodeSpecs.length > 0) {
       log(`creating ${nodeSpecs.length} fake nodes`);
@@ -374,6 +379,8 @@ function apiServerArgs(ports: { etcdClient: number; apiserver: number }, pki: Pk
     `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
+    // The default reconciler refuses a loopback advertise address; in-cluster clients are not used here.
+    '--endpoint-reconciler-type=none',
     `--secure-port=${ports.apiserver}`,
     `--tls-cert-file=${pki.file('apiserver.crt')}`,
     `--tls-private-key-file=${pki.file('apiserver.key')}`,
@@ -419,6 +426,23 @@ function handle(
       await stopClusterByState({ ...state, processes: { ...processes } }, options);
     },
   };
+}
+
+async function waitForDefaultServiceAccount(kc: KubeConfig, timeoutMs: number): Promise<void> {
+  const { CoreV1Api } = await import('@kubernetes/client-node');
+  const core = kc.makeApiClient(CoreV1Api);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await core.readNamespacedServiceAccount({ name: 'default', namespace: 'default' });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        throw new DevClusterError('TESSERA_DEVCLUSTER_START_FAILED', 'kube-controller-manager did not create the default service account; see its log in the state dir', { cause: err });
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Creates (or leaves in place) fake nodes and waits until kwok reports each Ready. */

@@ -20,7 +20,7 @@ export async function devUp(opts: { name: string; workersPerArch: number }): Pro
     return;
   }
   const started = Date.now();
-  const cluster = await startDevCluster({ name: opts.name, nodes: defaultNodeSpecs(opts.workersPerArch), log: progress });
+  const cluster = await startDevCluster({ name: opts.name, nodes: defaultNodeSpecs(opts.workersPerArch), log: progress, buildMissingBinaries: true });
   out(`cluster "${cluster.name}" is up at ${cluster.server} (Kubernetes ${cluster.kubernetesVersion}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   out(`state and logs: ${cluster.stateDir}`);
   printUsage(opts.name, cluster.kubeconfigPath);
