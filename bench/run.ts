@@ -35,7 +35,9 @@ for (const m of result.metrics) {
   const met = goalMet(m);
   if (met === false) missed++;
   const goal = m.goal ? `goal ${m.goal.op} ${m.goal.value}  ${met ? 'met' : 'MISSED'}` : '';
-  process.stdout.write(`${m.name.padEnd(44)} ${String(round(m.value)).padStart(12)} ${m.unit.padEnd(10)} ${goal}\n`);
+  process.stdout.write(
+    `${m.name.padEnd(44)} ${String(round(m.value)).padStart(12)} ${m.unit.padEnd(10)} ${goal}\n`,
+  );
 }
 process.stdout.write(`results written to ${path.relative(process.cwd(), file)}\n`);
 if (missed > 0) process.exit(1);

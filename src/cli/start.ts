@@ -15,8 +15,15 @@ export async function runStart(opts: { name: string }): Promise<void> {
       say(`reusing the local cluster "${opts.name}" at ${existing.server}`);
       kubeconfigPath = existing.kubeconfigPath;
     } else {
-      say(`starting the local cluster "${opts.name}" (first run: build the binaries with \`npm run binaries\`)`);
-      const cluster = await startDevCluster({ name: opts.name, nodes: defaultNodeSpecs(), log: (l) => say(`  ${l}`), buildMissingBinaries: true });
+      say(
+        `starting the local cluster "${opts.name}" (first run: build the binaries with \`npm run binaries\`)`,
+      );
+      const cluster = await startDevCluster({
+        name: opts.name,
+        nodes: defaultNodeSpecs(),
+        log: (l) => say(`  ${l}`),
+        buildMissingBinaries: true,
+      });
       kubeconfigPath = cluster.kubeconfigPath;
       say(`local cluster up at ${cluster.server}; stop it with \`npx tessera dev down\``);
     }

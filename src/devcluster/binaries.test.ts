@@ -3,7 +3,9 @@ import { binaryPaths, cacheDir, parseVersionsEnv, requireBinaries } from './bina
 
 describe('binaries', () => {
   it('parses versions.env, ignoring comments', () => {
-    const versions = parseVersionsEnv('# c\nKUBERNETES_VERSION=v1.37.2\n\nETCD_VERSION=v3.6.16\nKWOK_VERSION=v0.8.0\n');
+    const versions = parseVersionsEnv(
+      '# c\nKUBERNETES_VERSION=v1.37.2\n\nETCD_VERSION=v3.6.16\nKWOK_VERSION=v0.8.0\n',
+    );
     expect(versions).toEqual({ kubernetes: 'v1.37.2', etcd: 'v3.6.16', kwok: 'v0.8.0' });
   });
 

@@ -17,12 +17,7 @@ export interface ComponentVersions {
 }
 
 export type BinaryName =
-  | 'etcd'
-  | 'kube-apiserver'
-  | 'kube-controller-manager'
-  | 'kube-scheduler'
-  | 'kubectl'
-  | 'kwok';
+  'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubectl' | 'kwok';
 
 /** Paths of the binaries, plus kwok's default stage files (extracted from its release by the build script). */
 export type BinaryPaths = Readonly<Record<BinaryName, string>> & { readonly kwokStages: readonly string[] };
@@ -46,7 +41,8 @@ export function parseVersionsEnv(text: string): ComponentVersions {
   }
   const get = (key: string): string => {
     const value = values.get(key);
-    if (!value) throw new DevClusterError('TESSERA_DEVCLUSTER_CONFIG', `hack/versions.env does not set ${key}`);
+    if (!value)
+      throw new DevClusterError('TESSERA_DEVCLUSTER_CONFIG', `hack/versions.env does not set ${key}`);
     return value;
   };
   return { kubernetes: get('KUBERNETES_VERSION'), etcd: get('ETCD_VERSION'), kwok: get('KWOK_VERSION') };
@@ -62,7 +58,10 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'tessera');
 }
 
-export function binaryPaths(versions: ComponentVersions = readComponentVersions(), cache = cacheDir()): BinaryPaths {
+export function binaryPaths(
+  versions: ComponentVersions = readComponentVersions(),
+  cache = cacheDir(),
+): BinaryPaths {
   const bin = path.join(cache, 'bin');
   const k8s = path.join(bin, `kubernetes-${versions.kubernetes}`);
   return {
@@ -119,7 +118,10 @@ export async function ensureBinaries(root: string = projectRoot): Promise<Binary
     child.on('exit', (status) => resolve(status ?? 1));
   });
   if (code !== 0) {
-    throw new DevClusterError('TESSERA_DEVCLUSTER_BINARIES_MISSING', `${script} failed (exit ${code}); see its output above`);
+    throw new DevClusterError(
+      'TESSERA_DEVCLUSTER_BINARIES_MISSING',
+      `${script} failed (exit ${code}); see its output above`,
+    );
   }
   return requireBinaries();
 }

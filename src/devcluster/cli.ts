@@ -5,13 +5,19 @@ import type { Command } from 'commander';
 const DEFAULT_NAME = 'tessera';
 
 export function registerDevCommands(program: Command): void {
-  const dev = program.command('dev').description('run a real local Kubernetes control plane (etcd, kube-apiserver, controllers, kwok nodes)');
+  const dev = program
+    .command('dev')
+    .description('run a real local Kubernetes control plane (etcd, kube-apiserver, controllers, kwok nodes)');
 
   dev
     .command('up')
     .description('start the local cluster (binaries built once by `npm run binaries`)')
     .option('--name <name>', 'cluster name; several can run at once', DEFAULT_NAME)
-    .option('--workers-per-arch <n>', 'fake worker nodes per architecture (amd64, arm64, ppc64le, s390x)', '2')
+    .option(
+      '--workers-per-arch <n>',
+      'fake worker nodes per architecture (amd64, arm64, ppc64le, s390x)',
+      '2',
+    )
     .action(async (opts: { name: string; workersPerArch: string }) => {
       const { devUp } = await import('./commands.js');
       await devUp({ name: opts.name, workersPerArch: Number(opts.workersPerArch) });

@@ -11,9 +11,22 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ensureBinaries, requireBinaries, readComponentVersions } from './binaries.js';
 import { DevClusterError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
-import { defaultNodeSpecs, fakeNode, KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE, type FakeNodeSpec } from './nodes.js';
+import {
+  defaultNodeSpecs,
+  fakeNode,
+  KWOK_NODE_ANNOTATION,
+  KWOK_NODE_ANNOTATION_VALUE,
+  type FakeNodeSpec,
+} from './nodes.js';
 import { createCertificateAuthority, generateSigningKeyPair } from './pki.js';
-import { freePort, isAlive, spawnComponent, stopProcess, waitUntilHealthy, type ComponentProcess } from './processes.js';
+import {
+  freePort,
+  isAlive,
+  spawnComponent,
+  stopProcess,
+  waitUntilHealthy,
+  type ComponentProcess,
+} from './processes.js';
 
 export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
 
@@ -100,9 +113,18 @@ export function isClusterRunning(state: DevClusterState): boolean {
 }
 
 /** Stops a cluster by the pids recorded in its state (used by `tessera dev down`, from any process). */
-export async function stopClusterByState(state: DevClusterState, options: { wipe?: boolean } = {}): Promise<void> {
+export async function stopClusterByState(
+  state: DevClusterState,
+  options: { wipe?: boolean } = {},
+): Promise<void> {
   // Reverse start order: clients first, etcd last.
-  const order: ComponentName[] = ['kwok', 'kube-scheduler', 'kube-controller-manager', 'kube-apiserver', 'etcd'];
+  const order: ComponentName[] = [
+    'kwok',
+    'kube-scheduler',
+    'kube-controller-manager',
+    'kube-apiserver',
+    'etcd',
+  ];
   for (const name of order) {
     const proc = state.processes[name];
     if (proc) await stopProcess(proc.pid);
@@ -140,12 +162,23 @@ async function ensurePki(files: Files): Promise<Pki> {
   const serving = await ca.issue({
     commonName: 'kube-apiserver',
     usage: 'server',
-    dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+    dnsNames: [
+      'localhost',
+      'kubernetes',
+      'kubernetes.default',
+      'kubernetes.default.svc',
+      'kubernetes.default.svc.cluster.local',
+    ],
     ipAddresses: ['127.0.0.1', SERVICE_IP],
   });
   write('apiserver.crt', serving.certPem, 0o644);
   write('apiserver.key', serving.keyPem);
-  const components = await ca.issue({ commonName: 'localhost', usage: 'server', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+  const components = await ca.issue({
+    commonName: 'localhost',
+    usage: 'server',
+    dnsNames: ['localhost'],
+    ipAddresses: ['127.0.0.1'],
+  });
   write('components.crt', components.certPem, 0o644);
   write('components.key', components.keyPem);
   const identities: Array<[string, string, string[]]> = [
@@ -167,7 +200,10 @@ async function ensurePki(files: Files): Promise<Pki> {
   return { ...pki, caPem: ca.certPem };
 }
 
-function httpGet(url: string, tls?: { ca: string; cert: string; key: string }): Promise<{ status: number; body: string }> {
+function httpGet(
+  url: string,
+  tls?: { ca: string; cert: string; key: string },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const onResponse = (res: http.IncomingMessage): void => {
       let body = '';
@@ -209,7 +245,11 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
     kwok: await freePort(),
   };
   const server = `https://127.0.0.1:${ports.apiserver}`;
-  const adminTls = { ca: pki.caPem, cert: readFileSync(pki.file('admin.crt'), 'utf8'), key: readFileSync(pki.file('admin.key'), 'utf8') };
+  const adminTls = {
+    ca: pki.caPem,
+    cert: readFileSync(pki.file('admin.crt'), 'utf8'),
+    key: readFileSync(pki.file('admin.key'), 'utf8'),
+  };
   const processes: Partial<Record<ComponentName, ComponentProcess>> = {};
   const logFile = (name: string): string => path.join(files.logs, `${name}.log`);
 
@@ -250,7 +290,11 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
     });
     processes['kube-apiserver'] = proc;
     writeState(files, snapshot());
-    await waitUntilHealthy(proc, async () => (await httpGet(`${server}/readyz`, adminTls)).status === 200, timeoutMs);
+    await waitUntilHealthy(
+      proc,
+      async () => (await httpGet(`${server}/readyz`, adminTls)).status === 200,
+      timeoutMs,
+    );
   };
 
   try {
@@ -275,7 +319,11 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
     });
     processes.etcd = etcd;
     writeState(files, snapshot());
-    await waitUntilHealthy(etcd, async () => (await httpGet(`http://127.0.0.1:${ports.etcdClient}/health`)).status === 200, timeoutMs);
+    await waitUntilHealthy(
+      etcd,
+      async () => (await httpGet(`http://127.0.0.1:${ports.etcdClient}/health`)).status === 200,
+      timeoutMs,
+    );
 
     log(`starting kube-apiserver ${versions.kubernetes}`);
     await startApiServer();
@@ -308,7 +356,15 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
         logFile: logFile('kube-controller-manager'),
       });
       processes['kube-controller-manager'] = proc;
-      started.push(waitUntilHealthy(proc, async () => (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`, componentTls)).status === 200, timeoutMs));
+      started.push(
+        waitUntilHealthy(
+          proc,
+          async () =>
+            (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`, componentTls)).status ===
+            200,
+          timeoutMs,
+        ),
+      );
     }
     if (options.scheduler ?? true) {
       const kubeconfig = writeKubeconfig('kube-scheduler.kubeconfig', 'kube-scheduler');
@@ -330,7 +386,14 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
         logFile: logFile('kube-scheduler'),
       });
       processes['kube-scheduler'] = proc;
-      started.push(waitUntilHealthy(proc, async () => (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`, componentTls)).status === 200, timeoutMs));
+      started.push(
+        waitUntilHealthy(
+          proc,
+          async () =>
+            (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`, componentTls)).status === 200,
+          timeoutMs,
+        ),
+      );
     }
     if (options.kwok ?? true) {
       const kubeconfig = writeKubeconfig('kwok.kubeconfig', 'kwok');
@@ -351,7 +414,13 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
         logFile: logFile('kwok'),
       });
       processes.kwok = proc;
-      started.push(waitUntilHealthy(proc, async () => (await httpGet(`http://127.0.0.1:${ports.kwok}/healthz`)).status === 200, timeoutMs));
+      started.push(
+        waitUntilHealthy(
+          proc,
+          async () => (await httpGet(`http://127.0.0.1:${ports.kwok}/healthz`)).status === 200,
+          timeoutMs,
+        ),
+      );
     }
     log('waiting for kube-controller-manager, kube-scheduler and kwok');
     await Promise.all(started);
@@ -362,7 +431,12 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
       // Pods are refused until the service-account controller creates `default`; wait so the cluster is usable.
       await waitForDefaultServiceAccount(await cluster.kubeConfig(), timeoutMs);
     }
-    const nodeSpecs = options.nodes === undefined || options.nodes === 'default' ? defaultNodeSpecs() : options.nodes === 'none' ? [] : options.nodes;
+    const nodeSpecs =
+      options.nodes === undefined || options.nodes === 'default'
+        ? defaultNodeSpecs()
+        : options.nodes === 'none'
+          ? []
+          : options.nodes;
     if (nodeSpecs.length > 0) {
       log(`creating ${nodeSpecs.length} fake nodes`);
       await createFakeNodes(await cluster.kubeConfig(), nodeSpecs, versions.kubernetes);
@@ -438,7 +512,11 @@ async function waitForDefaultServiceAccount(kc: KubeConfig, timeoutMs: number): 
       return;
     } catch (err) {
       if (Date.now() > deadline) {
-        throw new DevClusterError('TESSERA_DEVCLUSTER_START_FAILED', 'kube-controller-manager did not create the default service account; see its log in the state dir', { cause: err });
+        throw new DevClusterError(
+          'TESSERA_DEVCLUSTER_START_FAILED',
+          'kube-controller-manager did not create the default service account; see its log in the state dir',
+          { cause: err },
+        );
       }
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -446,7 +524,12 @@ async function waitForDefaultServiceAccount(kc: KubeConfig, timeoutMs: number): 
 }
 
 /** Creates (or leaves in place) fake nodes and waits until kwok reports each Ready. */
-export async function createFakeNodes(kc: KubeConfig, specs: readonly FakeNodeSpec[], kubeletVersion: string, timeoutMs = 60_000): Promise<void> {
+export async function createFakeNodes(
+  kc: KubeConfig,
+  specs: readonly FakeNodeSpec[],
+  kubeletVersion: string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const { CoreV1Api } = await import('@kubernetes/client-node');
   const core = kc.makeApiClient(CoreV1Api);
   const names = new Set(specs.map((s) => s.name));
@@ -466,11 +549,16 @@ export async function createFakeNodes(kc: KubeConfig, specs: readonly FakeNodeSp
   for (;;) {
     const list = await core.listNode();
     const ready = list.items.filter(
-      (n) => names.has(n.metadata?.name ?? '') && n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+      (n) =>
+        names.has(n.metadata?.name ?? '') &&
+        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
     ).length;
     if (ready === names.size) return;
     if (Date.now() > deadline) {
-      throw new DevClusterError('TESSERA_DEVCLUSTER_START_FAILED', `only ${ready} of ${names.size} fake nodes became Ready within ${timeoutMs / 1000} s; is kwok running? see its log in the state dir`);
+      throw new DevClusterError(
+        'TESSERA_DEVCLUSTER_START_FAILED',
+        `only ${ready} of ${names.size} fake nodes became Ready within ${timeoutMs / 1000} s; is kwok running? see its log in the state dir`,
+      );
     }
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -3,7 +3,13 @@ import path from 'node:path';
 import { binaryPaths } from './binaries.js';
 import { defaultNodeSpecs } from './nodes.js';
 import { DevClusterError } from './errors.js';
-import { isClusterRunning, readClusterState, startDevCluster, stopClusterByState, defaultStateRoot } from './cluster.js';
+import {
+  isClusterRunning,
+  readClusterState,
+  startDevCluster,
+  stopClusterByState,
+  defaultStateRoot,
+} from './cluster.js';
 import { isAlive } from './processes.js';
 
 const out = (line: string): void => void process.stdout.write(line + '\n');
@@ -11,7 +17,10 @@ const progress = (line: string): void => void process.stderr.write(`[dev] ${line
 
 export async function devUp(opts: { name: string; workersPerArch: number }): Promise<void> {
   if (!Number.isInteger(opts.workersPerArch) || opts.workersPerArch < 0) {
-    throw new DevClusterError('TESSERA_DEVCLUSTER_CONFIG', `--workers-per-arch must be a non-negative integer, got ${opts.workersPerArch}`);
+    throw new DevClusterError(
+      'TESSERA_DEVCLUSTER_CONFIG',
+      `--workers-per-arch must be a non-negative integer, got ${opts.workersPerArch}`,
+    );
   }
   const existing = readClusterState(opts.name);
   if (existing && isClusterRunning(existing)) {
@@ -20,8 +29,15 @@ export async function devUp(opts: { name: string; workersPerArch: number }): Pro
     return;
   }
   const started = Date.now();
-  const cluster = await startDevCluster({ name: opts.name, nodes: defaultNodeSpecs(opts.workersPerArch), log: progress, buildMissingBinaries: true });
-  out(`cluster "${cluster.name}" is up at ${cluster.server} (Kubernetes ${cluster.kubernetesVersion}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const cluster = await startDevCluster({
+    name: opts.name,
+    nodes: defaultNodeSpecs(opts.workersPerArch),
+    log: progress,
+    buildMissingBinaries: true,
+  });
+  out(
+    `cluster "${cluster.name}" is up at ${cluster.server} (Kubernetes ${cluster.kubernetesVersion}) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   out(`state and logs: ${cluster.stateDir}`);
   printUsage(opts.name, cluster.kubeconfigPath);
 }
@@ -38,10 +54,15 @@ function printUsage(name: string, kubeconfigPath: string): void {
 export async function devDown(opts: { name: string; wipe: boolean }): Promise<void> {
   const state = readClusterState(opts.name);
   if (!state) {
-    throw new DevClusterError('TESSERA_DEVCLUSTER_NOT_FOUND', `no cluster named "${opts.name}" under ${defaultStateRoot()}`);
+    throw new DevClusterError(
+      'TESSERA_DEVCLUSTER_NOT_FOUND',
+      `no cluster named "${opts.name}" under ${defaultStateRoot()}`,
+    );
   }
   await stopClusterByState(state, { wipe: opts.wipe });
-  out(`cluster "${opts.name}" stopped${opts.wipe ? ' and its state deleted' : `; state kept in ${state.stateDir}`}`);
+  out(
+    `cluster "${opts.name}" stopped${opts.wipe ? ' and its state deleted' : `; state kept in ${state.stateDir}`}`,
+  );
 }
 
 export async function devStatus(opts: { name: string }): Promise<number> {
@@ -54,14 +75,20 @@ export async function devStatus(opts: { name: string }): Promise<number> {
   out(`cluster "${opts.name}": ${running ? 'running' : 'stopped'}  ${state.server}`);
   out(`kubeconfig: ${state.kubeconfigPath}`);
   for (const [name, proc] of Object.entries(state.processes)) {
-    out(`  ${name.padEnd(24)} pid ${String(proc.pid).padEnd(8)} ${isAlive(proc.pid) ? 'running' : 'exited'}  log ${proc.logFile}`);
+    out(
+      `  ${name.padEnd(24)} pid ${String(proc.pid).padEnd(8)} ${isAlive(proc.pid) ? 'running' : 'exited'}  log ${proc.logFile}`,
+    );
   }
   return running ? 0 : 1;
 }
 
 export async function devEnv(opts: { name: string }): Promise<void> {
   const state = readClusterState(opts.name);
-  if (!state) throw new DevClusterError('TESSERA_DEVCLUSTER_NOT_FOUND', `no cluster named "${opts.name}"; start it with \`tessera dev up\``);
+  if (!state)
+    throw new DevClusterError(
+      'TESSERA_DEVCLUSTER_NOT_FOUND',
+      `no cluster named "${opts.name}"; start it with \`tessera dev up\``,
+    );
   out(`export KUBECONFIG=${shellQuote(state.kubeconfigPath)}`);
   out(`export PATH=${shellQuote(path.dirname(binaryPaths().kubectl))}:"$PATH"`);
 }

@@ -18,7 +18,10 @@ export function renderKubeconfig(input: KubeconfigInput): string {
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [
-      { name: input.clusterName, cluster: { server: input.server, 'certificate-authority-data': b64(input.caPem) } },
+      {
+        name: input.clusterName,
+        cluster: { server: input.server, 'certificate-authority-data': b64(input.caPem) },
+      },
     ],
     users: [
       {

@@ -38,7 +38,10 @@ export function fakeNode(spec: FakeNodeSpec, kubeletVersion: string): V1Node {
     kind: 'Node',
     metadata: {
       name: spec.name,
-      annotations: { [KWOK_NODE_ANNOTATION]: KWOK_NODE_ANNOTATION_VALUE, 'node.alpha.kubernetes.io/ttl': '0' },
+      annotations: {
+        [KWOK_NODE_ANNOTATION]: KWOK_NODE_ANNOTATION_VALUE,
+        'node.alpha.kubernetes.io/ttl': '0',
+      },
       labels: {
         'kubernetes.io/arch': spec.architecture,
         'kubernetes.io/os': 'linux',

@@ -6,7 +6,12 @@ describe('pki', () => {
   it('issues a serving certificate that verifies against its CA and names every SAN', async () => {
     const now = new Date('2026-01-01T00:00:00Z');
     const ca = await createCertificateAuthority('test-ca', 10, now);
-    const leaf = await ca.issue({ commonName: 'kube-apiserver', usage: 'server', dnsNames: ['localhost', 'kubernetes.default.svc'], ipAddresses: ['127.0.0.1'] });
+    const leaf = await ca.issue({
+      commonName: 'kube-apiserver',
+      usage: 'server',
+      dnsNames: ['localhost', 'kubernetes.default.svc'],
+      ipAddresses: ['127.0.0.1'],
+    });
     const caCert = new X509Certificate(ca.certPem);
     const cert = new X509Certificate(leaf.certPem);
     expect(caCert.ca).toBe(true);
@@ -23,7 +28,11 @@ describe('pki', () => {
 
   it('puts organisations in the subject so Kubernetes maps them to groups', async () => {
     const ca = await createCertificateAuthority('test-ca');
-    const admin = await ca.issue({ commonName: 'tessera-admin', organizations: ['system:masters'], usage: 'client' });
+    const admin = await ca.issue({
+      commonName: 'tessera-admin',
+      organizations: ['system:masters'],
+      usage: 'client',
+    });
     const subject = new X509Certificate(admin.certPem).subject;
     expect(subject).toContain('CN=tessera-admin');
     expect(subject).toContain('O=system:masters');
@@ -33,6 +42,8 @@ describe('pki', () => {
     const pair = await generateSigningKeyPair();
     const data = Buffer.from('token');
     const signature = createSign('SHA256').update(data).sign(createPrivateKey(pair.privateKeyPem));
-    expect(createVerify('SHA256').update(data).verify(createPublicKey(pair.publicKeyPem), signature)).toBe(true);
+    expect(createVerify('SHA256').update(data).verify(createPublicKey(pair.publicKeyPem), signature)).toBe(
+      true,
+    );
   });
 });

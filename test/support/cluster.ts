@@ -25,10 +25,15 @@ export function useTestNamespace(prefix: string): { readonly name: string } {
   beforeAll(async () => {
     const core = testKubeConfig().makeApiClient(CoreV1Api);
     ns.name = uniqueName(prefix);
-    await core.createNamespace({ body: { metadata: { name: ns.name, labels: { 'tessera.dev/test': prefix } } } });
-    await eventually(async () => {
-      await core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name });
-    }, { timeoutMs: 30_000, what: `service account default in ${ns.name}` });
+    await core.createNamespace({
+      body: { metadata: { name: ns.name, labels: { 'tessera.dev/test': prefix } } },
+    });
+    await eventually(
+      async () => {
+        await core.readNamespacedServiceAccount({ name: 'default', namespace: ns.name });
+      },
+      { timeoutMs: 30_000, what: `service account default in ${ns.name}` },
+    );
   });
   afterAll(async () => {
     if (!ns.name) return;
@@ -61,7 +66,9 @@ export async function eventually<T>(
     }
     if (Date.now() > deadline) {
       const reason = lastError instanceof Error ? lastError.message : String(lastError);
-      throw new Error(`timed out waiting for ${options.what ?? 'condition'}: ${reason}`, { cause: lastError });
+      throw new Error(`timed out waiting for ${options.what ?? 'condition'}: ${reason}`, {
+        cause: lastError,
+      });
     }
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 200));
   }

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Absolute path of the shared folder (`$TESSERA_SHARED_DIR`, default `<project>/../shared`). */
-export const sharedDir = path.resolve(process.env.TESSERA_SHARED_DIR ?? path.join(projectRoot, '..', 'shared'));
+export const sharedDir = path.resolve(
+  process.env.TESSERA_SHARED_DIR ?? path.join(projectRoot, '..', 'shared'),
+);
 
 export interface SharedPath {
   /** The absolute path, present on disk. Undefined only outside CI when the folder is missing. */

@@ -24,7 +24,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     nodes: 'default',
     log: (line) => process.stderr.write(`[integration cluster] ${line}\n`),
   });
-  process.stderr.write(`[integration cluster] up at ${cluster.server} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(
+    `[integration cluster] up at ${cluster.server} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+  );
   project.provide('kubeconfigPath', cluster.kubeconfigPath);
   project.provide('stateRoot', stateRoot);
   return async () => {

@@ -18,10 +18,15 @@ describe('dev cluster lifecycle', () => {
     const second = await startTestCluster({ name: 'second', nodes: 'none', kwok: false, scheduler: false });
     try {
       const core = (await second.kubeConfig()).makeApiClient(CoreV1Api);
-      await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'only-here' }, data: { k: 'v' } } });
+      await core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name: 'only-here' }, data: { k: 'v' } },
+      });
       // The shared cluster is a different one: it has no such object.
       await expect(
-        testKubeConfig().makeApiClient(CoreV1Api).readNamespacedConfigMap({ name: 'only-here', namespace: 'default' }),
+        testKubeConfig()
+          .makeApiClient(CoreV1Api)
+          .readNamespacedConfigMap({ name: 'only-here', namespace: 'default' }),
       ).rejects.toMatchObject({ code: 404 });
 
       const before = second.processes['kube-apiserver']?.pid;
@@ -50,12 +55,16 @@ describe('dev cluster lifecycle', () => {
       expect(kubeconfig).toBeDefined();
       // kubectl from the cache, with the printed environment, sees 4 worker nodes and a control-plane node.
       const kubectlDir = /export PATH='([^']+)'/.exec(exports.stdout)?.[1] ?? '';
-      const nodes = await run(path.join(kubectlDir, 'kubectl'), ['get', 'nodes', '-o', 'name'], { env: { ...env, KUBECONFIG: kubeconfig } });
+      const nodes = await run(path.join(kubectlDir, 'kubectl'), ['get', 'nodes', '-o', 'name'], {
+        env: { ...env, KUBECONFIG: kubeconfig },
+      });
       expect(nodes.stdout.trim().split('\n')).toHaveLength(5);
     } finally {
       const down = await run(tsx, [cli, 'dev', 'down', '--name', 'cli', '--wipe'], { env });
       expect(down.stdout).toContain('stopped and its state deleted');
     }
-    await expect(run(tsx, [cli, 'dev', 'status', '--name', 'cli'], { env })).rejects.toMatchObject({ code: 1 });
+    await expect(run(tsx, [cli, 'dev', 'status', '--name', 'cli'], { env })).rejects.toMatchObject({
+      code: 1,
+    });
   });
 });
