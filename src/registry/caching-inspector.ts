@@ -1,0 +1,138 @@
+// Caches inspections of an inner ImageInspector: LRU bounded by `max`, entries live `ttlMs`, failures live
+// `negativeTtlMs` (a cancelled wait is never remembered). The key is (image string, keyring fingerprint), so a
+// pod without some credentials can never see a result obtained with them. Concurrent misses for one key share a
+// single inner call, which runs to completion even if every waiter gives up. `bypassCache` neither reads nor
+// writes. purge() forgets everything (call it when the global pull secret or the registry policy changes).
+import { LRUCache } from 'lru-cache';
+import { isAbort, RegistryError } from './errors.js';
+import type { ImageInspection, ImageInspector, InspectOptions } from './inspector.js';
+import { Keyring } from './keyring.js';
+
+/** What the cache reports; implemented with prom-client by createInspectionCacheMetrics(). */
+export interface InspectionCacheMetrics {
+  setCacheSize(entries: number): void;
+  observeHit(seconds: number): void;
+  observeMiss(seconds: number): void;
+}
+
+export interface CachingInspectorOptions {
+  /** Entries kept. Default: 256 (the reference operator's size). */
+  readonly max?: number;
+  /** Lifetime of a successful inspection in ms. Default: 6 h. */
+  readonly ttlMs?: number;
+  /** Lifetime of a failed inspection in ms; 0 disables negative caching. Default: 10_000. */
+  readonly negativeTtlMs?: number;
+  /** Monotonic clock in ms, for TTLs and durations. Default: performance.now. */
+  readonly now?: () => number;
+  readonly metrics?: InspectionCacheMetrics;
+}
+
+type Entry =
+  { readonly ok: true; readonly value: ImageInspection } | { readonly ok: false; readonly error: unknown };
+
+function waitOrAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.reject(abortError(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortError(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+function abortError(reason: unknown): RegistryError {
+  return new RegistryError('TESSERA_REGISTRY_ABORTED', 'image inspection cancelled', { cause: reason });
+}
+
+export class CachingInspector implements ImageInspector {
+  private readonly entries: LRUCache<string, Entry>;
+  /** Inner calls in flight; a key is here only while its call runs and is not in `entries` meanwhile. */
+  private readonly inflight = new Map<string, Promise<ImageInspection>>();
+  private readonly negativeTtlMs: number;
+  private readonly now: () => number;
+  private readonly metrics: InspectionCacheMetrics | undefined;
+
+  constructor(
+    private readonly inner: ImageInspector,
+    options: CachingInspectorOptions = {},
+  ) {
+    const max = options.max ?? 256;
+    const ttlMs = options.ttlMs ?? 6 * 60 * 60 * 1000;
+    this.negativeTtlMs = options.negativeTtlMs ?? 10_000;
+    if (!Number.isInteger(max) || max < 1)
+      throw new RangeError('CachingInspector: max must be a positive integer');
+    if (!(ttlMs > 0)) throw new RangeError('CachingInspector: ttlMs must be positive');
+    this.now = options.now ?? (() => performance.now());
+    this.metrics = options.metrics;
+    this.entries = new LRUCache<string, Entry>({
+      max,
+      ttl: ttlMs,
+      ttlResolution: 0,
+      perf: { now: this.now },
+      dispose: () => this.metrics?.setCacheSize(this.entries.size),
+    });
+  }
+
+  /** Cache key: image string and credential fingerprint (a hash, so no secret material is kept in keys). */
+  static keyOf(image: string, keyring: Keyring): string {
+    return `${keyring.fingerprint}\0${image}`;
+  }
+
+  async inspect(image: string, options: InspectOptions = {}): Promise<ImageInspection> {
+    if (options.bypassCache === true) return this.inner.inspect(image, options);
+    const started = this.now();
+    const key = CachingInspector.keyOf(image, options.keyring ?? Keyring.empty);
+    const entry = this.entries.get(key);
+    if (entry !== undefined) {
+      this.metrics?.observeHit((this.now() - started) / 1000);
+      if (entry.ok) return entry.value;
+      throw entry.error;
+    }
+    let pending = this.inflight.get(key);
+    if (pending === undefined) {
+      const { signal: _callerSignal, ...shared } = options;
+      pending = this.inner.inspect(image, shared).then(
+        (value) => {
+          this.inflight.delete(key);
+          this.entries.set(key, { ok: true, value });
+          this.metrics?.setCacheSize(this.entries.size);
+          return value;
+        },
+        (error: unknown) => {
+          this.inflight.delete(key);
+          if (this.negativeTtlMs > 0 && !isAbort(error)) {
+            this.entries.set(key, { ok: false, error }, { ttl: this.negativeTtlMs });
+            this.metrics?.setCacheSize(this.entries.size);
+          }
+          throw error;
+        },
+      );
+      this.inflight.set(key, pending);
+    }
+    try {
+      return await waitOrAbort(pending, options.signal);
+    } finally {
+      this.metrics?.observeMiss((this.now() - started) / 1000);
+    }
+  }
+
+  /** Forgets every entry (in-flight inspections still complete and are stored). */
+  purge(): void {
+    this.entries.clear();
+    this.metrics?.setCacheSize(0);
+  }
+
+  /** Entries currently cached (including failures not yet expired). */
+  get size(): number {
+    return this.entries.size;
+  }
+}

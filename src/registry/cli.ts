@@ -1,0 +1,35 @@
+// `tessera image inspect`: which architectures an image runs on. Only commander is imported here; the
+// implementation (HTTP client, TLS) loads when the command runs, so `tessera` starts fast.
+import type { Command } from 'commander';
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+export function registerImageCommands(program: Command): void {
+  const image = program.command('image').description('inspect container images in their registries');
+
+  image
+    .command('inspect')
+    .description('show the architectures an image supports, and per platform its os/arch/variant and digest')
+    .argument(
+      '<reference>',
+      'image reference, as in a pod spec (nginx, quay.io/org/app:tag, host:5000/app@sha256:...)',
+    )
+    .option(
+      '--pull-secret <file>',
+      'credentials: a docker config.json, a .dockercfg, or a kubernetes.io/dockerconfigjson|dockercfg Secret (JSON or YAML); repeatable, earlier files win',
+      collect,
+      [],
+    )
+    .option('--insecure', "skip TLS verification for the image's registry (and allow plain http)", false)
+    .option('--ca-file <file>', 'extra PEM CA bundle to trust; repeatable', collect, [])
+    .option('-o, --output <format>', 'table, json or yaml', 'table')
+    .action(
+      async (
+        reference: string,
+        opts: { pullSecret: string[]; insecure: boolean; caFile: string[]; output: string },
+      ) => {
+        const { inspectImageCommand } = await import('./inspect-command.js');
+        await inspectImageCommand(reference, opts);
+      },
+    );
+}

@@ -1,0 +1,419 @@
+// A read-only OCI distribution client: fetches manifests (the four supported media types, schema 1 refused)
+// and blobs of one repository with one credential (or none), doing the registry's auth dance itself: anonymous,
+// Basic, or the Bearer token flow with tokens cached per scope; the last challenge of each registry is
+// remembered so later requests authenticate up front. Manifests and blobs are verified against their digest.
+// Requests per registry are bounded by a concurrency limit. The caller decides which credential to try.
+import { createHash } from 'node:crypto';
+import { checkRealm, preferredChallenge, type AuthChallenge } from './auth-challenge.js';
+import { KeyedConcurrencyLimit } from './concurrency-limit.js';
+import type { RegistryCredential } from './docker-config.js';
+import { RegistryError, RegistryResponseError } from './errors.js';
+import { isSchema1, manifestAcceptHeader, manifestKind, type ManifestKind } from './media-types.js';
+import { apiHost } from './reference.js';
+import { TokenCache } from './token-cache.js';
+import { RegistryTransport, type HttpResponse, type TransportOptions } from './transport.js';
+
+/** Where a repository lives and how to reach it. */
+export interface RepositoryLocation {
+  /** Registry as written in references (`docker.io`, `127.0.0.1:5000`). */
+  readonly registry: string;
+  readonly repository: string;
+  /** Accept any TLS certificate, and plain http when the registry does not speak TLS. */
+  readonly insecure: boolean;
+}
+
+export interface FetchedManifest {
+  readonly mediaType: string;
+  readonly kind: ManifestKind;
+  /** Digest of the exact bytes received (verified). */
+  readonly digest: string;
+  readonly body: Buffer;
+  readonly json: unknown;
+}
+
+export interface DistributionClientOptions extends TransportOptions {
+  /** Largest manifest accepted, in bytes. Default: 4 MiB (the distribution registry's own limit). */
+  readonly maxManifestBytes?: number;
+  /** Largest token response accepted, in bytes. Default: 1 MiB. */
+  readonly maxTokenBytes?: number;
+  /** Concurrent requests per registry host. Default: 16. */
+  readonly concurrencyPerRegistry?: number;
+  /** Token realm hosts trusted besides the registry's own host and domain. Default: none. */
+  readonly trustedRealmHosts?: readonly string[];
+  /** Clock in ms for token lifetimes. Default: Date.now. */
+  readonly now?: () => number;
+}
+
+const defaultMaxManifestBytes = 4 * 1024 * 1024;
+/** Token lifetime when the issuer does not say (the distribution token spec's default). */
+const defaultTokenLifetimeSeconds = 60;
+
+function credentialId(credential: RegistryCredential | undefined): string {
+  if (credential === undefined) return 'anonymous';
+  return createHash('sha256')
+    .update(`${credential.username}\0${credential.password}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
+function basicHeader(credential: RegistryCredential): string {
+  return `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString('base64')}`;
+}
+
+/** Computes the digest of `body` with the algorithm of `expected` (sha256 or sha512). */
+export function digestOf(body: Buffer, algorithm: string): string | undefined {
+  if (algorithm !== 'sha256' && algorithm !== 'sha512') return undefined;
+  return `${algorithm}:${createHash(algorithm).update(body).digest('hex')}`;
+}
+
+export class DistributionClient {
+  private readonly transport: RegistryTransport;
+  private readonly tokens: TokenCache;
+  private readonly limit: KeyedConcurrencyLimit;
+  /** Last challenge seen per registry host, so later requests authenticate without a 401 round trip. */
+  private readonly challenges = new Map<string, AuthChallenge>();
+  /** Scheme that worked for an insecure registry (`http:` once https failed). */
+  private readonly insecureScheme = new Map<string, 'https:' | 'http:'>();
+  private readonly maxManifestBytes: number;
+  private readonly maxTokenBytes: number;
+  private readonly trustedRealmHosts: readonly string[];
+
+  constructor(options: DistributionClientOptions = {}) {
+    this.transport = new RegistryTransport(options);
+    this.tokens = new TokenCache({ ...(options.now ? { now: options.now } : {}) });
+    this.limit = new KeyedConcurrencyLimit(options.concurrencyPerRegistry ?? 16);
+    this.maxManifestBytes = options.maxManifestBytes ?? defaultMaxManifestBytes;
+    this.maxTokenBytes = options.maxTokenBytes ?? 1024 * 1024;
+    this.trustedRealmHosts = options.trustedRealmHosts ?? [];
+  }
+
+  /**
+   * Fetches the manifest `reference` (tag or digest) of `location`. When `reference` is a digest the body must
+   * hash to it; otherwise a `Docker-Content-Digest` header, when sent, must match the body.
+   */
+  async getManifest(
+    location: RepositoryLocation,
+    reference: string,
+    credential: RegistryCredential | undefined,
+    signal?: AbortSignal,
+  ): Promise<FetchedManifest> {
+    const what = `manifest ${location.registry}/${location.repository}${reference.includes(':') ? '@' : ':'}${reference}`;
+    const response = await this.authorizedGet(location, `manifests/${reference}`, credential, {
+      accept: manifestAcceptHeader,
+      maxBodyBytes: this.maxManifestBytes,
+      what,
+      signal,
+    });
+    const body = response.body;
+    const byDigest = reference.includes(':');
+    const expected = byDigest ? reference : response.headers['docker-content-digest'];
+    const computed = expected === undefined ? undefined : digestOf(body, expected.split(':')[0] ?? '');
+    if (byDigest && computed === undefined) {
+      throw new RegistryError(
+        'TESSERA_REGISTRY_DIGEST_MISMATCH',
+        `${what}: cannot verify a ${reference.split(':')[0] ?? ''} digest (sha256 and sha512 are supported); use a sha256 reference`,
+      );
+    }
+    if (computed !== undefined && computed !== expected) {
+      throw new RegistryResponseError(
+        'TESSERA_REGISTRY_DIGEST_MISMATCH',
+        this.displayUrl(location, `manifests/${reference}`),
+        response.status,
+        `${what}: the content hashes to ${computed}, not ${expected}; the registry or something between us altered it`,
+      );
+    }
+    // A header digest in an algorithm we cannot compute is ignored; the image digest is then our sha256.
+    const digest = computed ?? digestOf(body, 'sha256') ?? '';
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      throw new RegistryError('TESSERA_REGISTRY_BAD_RESPONSE', `${what}: the manifest is not valid JSON`, {
+        cause: err,
+      });
+    }
+    const headerType = (response.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+    const bodyType =
+      typeof json === 'object' && json !== null && 'mediaType' in json && typeof json.mediaType === 'string'
+        ? json.mediaType
+        : '';
+    const schemaVersion =
+      typeof json === 'object' && json !== null && 'schemaVersion' in json ? json.schemaVersion : undefined;
+    if (isSchema1(headerType) || isSchema1(bodyType) || schemaVersion === 1) {
+      throw new RegistryError(
+        'TESSERA_REGISTRY_UNSUPPORTED_MANIFEST',
+        `${what}: the image uses the deprecated Docker schema 1 format, which does not record platforms; ` +
+          're-push it with a current client (for example `skopeo copy`) to convert it to schema 2 or OCI',
+      );
+    }
+    const mediaType = manifestKind(headerType) !== undefined ? headerType : bodyType;
+    const kind = manifestKind(mediaType);
+    if (kind === undefined) {
+      throw new RegistryError(
+        'TESSERA_REGISTRY_UNSUPPORTED_MANIFEST',
+        `${what}: unsupported manifest media type ${JSON.stringify(mediaType || headerType)}; expected an OCI index or manifest, or a Docker v2 manifest list or manifest`,
+      );
+    }
+    return { mediaType, kind, digest, body, json };
+  }
+
+  /** Fetches blob `digest` (at most `maxBytes`) and verifies it hashes to `digest`. */
+  async getBlob(
+    location: RepositoryLocation,
+    digest: string,
+    credential: RegistryCredential | undefined,
+    maxBytes: number,
+    signal?: AbortSignal,
+  ): Promise<Buffer> {
+    const what = `blob ${location.registry}/${location.repository}@${digest}`;
+    const response = await this.authorizedGet(location, `blobs/${digest}`, credential, {
+      accept: '*/*',
+      maxBodyBytes: maxBytes,
+      what,
+      signal,
+    });
+    const actual = digestOf(response.body, digest.split(':')[0] ?? '');
+    if (actual !== digest) {
+      throw new RegistryResponseError(
+        'TESSERA_REGISTRY_DIGEST_MISMATCH',
+        this.displayUrl(location, `blobs/${digest}`),
+        response.status,
+        `${what}: the content hashes to ${actual ?? 'an unsupported algorithm'}, not ${digest}`,
+      );
+    }
+    return response.body;
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+
+  private displayUrl(location: RepositoryLocation, path: string): string {
+    return `https://${apiHost(location.registry)}/v2/${location.repository}/${path}`;
+  }
+
+  private baseUrl(location: RepositoryLocation): string {
+    const scheme = location.insecure ? (this.insecureScheme.get(location.registry) ?? 'https:') : 'https:';
+    return `${scheme}//${apiHost(location.registry)}`;
+  }
+
+  /** GET `/v2/<repo>/<path>` with credentials as the registry asks; 2xx or a typed error. */
+  private async authorizedGet(
+    location: RepositoryLocation,
+    path: string,
+    credential: RegistryCredential | undefined,
+    request: { accept: string; maxBodyBytes: number; what: string; signal: AbortSignal | undefined },
+  ): Promise<HttpResponse> {
+    const host = apiHost(location.registry);
+    const scope = `repository:${location.repository}:pull`;
+    return this.limit.run(host, async () => {
+      const known = this.challenges.get(host);
+      let authorization = known
+        ? await this.authorization(known, location, scope, credential, request.signal)
+        : undefined;
+      let response = await this.send(location, path, request, authorization);
+      if (response.status === 401) {
+        const challenge = preferredChallenge(response.headers['www-authenticate']);
+        if (challenge !== undefined) {
+          this.challenges.set(host, challenge);
+          if (challenge.scheme === 'bearer')
+            this.tokens.invalidate(this.tokenKey(challenge, scope, credential));
+          const sent = authorization;
+          authorization = await this.authorization(challenge, location, scope, credential, request.signal);
+          // Resending exactly what was refused (a Basic credential) cannot succeed.
+          if (authorization !== undefined && authorization !== sent)
+            response = await this.send(location, path, request, authorization);
+        }
+      }
+      if (response.status >= 200 && response.status < 300) return response;
+      throw this.statusError(location, path, response, request.what, credential);
+    });
+  }
+
+  private async send(
+    location: RepositoryLocation,
+    path: string,
+    request: { accept: string; maxBodyBytes: number; what: string; signal: AbortSignal | undefined },
+    authorization: string | undefined,
+  ): Promise<HttpResponse> {
+    const headers: Record<string, string> = {
+      accept: request.accept,
+      'user-agent': 'tessera-image-inspector',
+    };
+    if (authorization !== undefined) headers.authorization = authorization;
+    const get = (base: string): Promise<HttpResponse> =>
+      this.transport.get(new URL(`${base}/v2/${location.repository}/${path}`), {
+        headers,
+        maxBodyBytes: request.maxBodyBytes,
+        insecure: location.insecure,
+        signal: request.signal,
+        what: request.what,
+      });
+    if (!location.insecure || this.insecureScheme.has(location.registry)) return get(this.baseUrl(location));
+    try {
+      const response = await get(`https://${apiHost(location.registry)}`);
+      this.insecureScheme.set(location.registry, 'https:');
+      return response;
+    } catch (err) {
+      // An insecure registry may speak plain http only; TLS then fails before any HTTP status.
+      if (
+        !(err instanceof RegistryResponseError) ||
+        err.code !== 'TESSERA_REGISTRY_UNAVAILABLE' ||
+        err.statusCode !== undefined
+      )
+        throw err;
+      const response = await get(`http://${apiHost(location.registry)}`);
+      this.insecureScheme.set(location.registry, 'http:');
+      return response;
+    }
+  }
+
+  private tokenKey(
+    challenge: AuthChallenge,
+    scope: string,
+    credential: RegistryCredential | undefined,
+  ): string {
+    return `${challenge.params.realm ?? ''}\0${challenge.params.service ?? ''}\0${scope}\0${credentialId(credential)}`;
+  }
+
+  /** The Authorization header for `challenge`, fetching a token if needed; undefined when we have nothing to offer. */
+  private async authorization(
+    challenge: AuthChallenge,
+    location: RepositoryLocation,
+    scope: string,
+    credential: RegistryCredential | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<string | undefined> {
+    if (challenge.scheme === 'basic') return credential === undefined ? undefined : basicHeader(credential);
+    if (challenge.scheme !== 'bearer') return undefined;
+    const key = this.tokenKey(challenge, scope, credential);
+    const host = apiHost(location.registry);
+    const realm = checkRealm(challenge.params.realm ?? '', host, {
+      registryIsHttps: !location.insecure || this.baseUrl(location).startsWith('https:'),
+      trustedRealmHosts: this.trustedRealmHosts,
+    });
+    const token = await this.tokens.get(key, () =>
+      this.fetchToken(realm, challenge, scope, credential, location, signal),
+    );
+    return `Bearer ${token}`;
+  }
+
+  private async fetchToken(
+    realm: URL,
+    challenge: AuthChallenge,
+    scope: string,
+    credential: RegistryCredential | undefined,
+    location: RepositoryLocation,
+    signal: AbortSignal | undefined,
+  ): Promise<{ token: string; expiresInSeconds: number }> {
+    const url = new URL(realm);
+    if (challenge.params.service !== undefined) url.searchParams.set('service', challenge.params.service);
+    url.searchParams.set('scope', scope);
+    const what = `token for ${location.registry}/${location.repository} from ${realm.host}`;
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': 'tessera-image-inspector',
+    };
+    if (credential !== undefined) headers.authorization = basicHeader(credential);
+    const response = await this.transport.get(url, {
+      headers,
+      maxBodyBytes: this.maxTokenBytes,
+      insecure: location.insecure,
+      signal,
+      what,
+    });
+    if (response.status === 401 || response.status === 403) {
+      throw new RegistryResponseError(
+        'TESSERA_REGISTRY_UNAUTHORIZED',
+        `${realm.origin}${realm.pathname}`,
+        response.status,
+        `${what}: the token service refused ${credential === undefined ? 'anonymous access' : `the credentials of user ${JSON.stringify(credential.username)}`} (HTTP ${response.status}); check the pull secret`,
+      );
+    }
+    if (response.status < 200 || response.status >= 300) {
+      throw new RegistryResponseError(
+        'TESSERA_REGISTRY_BAD_RESPONSE',
+        `${realm.origin}${realm.pathname}`,
+        response.status,
+        `${what}: HTTP ${response.status}`,
+      );
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(response.body.toString('utf8'));
+    } catch (err) {
+      throw new RegistryError('TESSERA_REGISTRY_BAD_RESPONSE', `${what}: the answer is not JSON`, {
+        cause: err,
+      });
+    }
+    const record = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>) : {};
+    const token =
+      typeof record.token === 'string'
+        ? record.token
+        : typeof record.access_token === 'string'
+          ? record.access_token
+          : undefined;
+    if (token === undefined || token === '')
+      throw new RegistryError('TESSERA_REGISTRY_BAD_RESPONSE', `${what}: the answer has no token`);
+    const expiresIn =
+      typeof record.expires_in === 'number' && record.expires_in > 0
+        ? record.expires_in
+        : defaultTokenLifetimeSeconds;
+    return { token, expiresInSeconds: expiresIn };
+  }
+
+  private statusError(
+    location: RepositoryLocation,
+    path: string,
+    response: HttpResponse,
+    what: string,
+    credential: RegistryCredential | undefined,
+  ): RegistryError {
+    const url = this.displayUrl(location, path);
+    const detail = registryErrorDetail(response.body);
+    switch (response.status) {
+      case 401:
+      case 403:
+        return new RegistryResponseError(
+          'TESSERA_REGISTRY_UNAUTHORIZED',
+          url,
+          response.status,
+          credential === undefined
+            ? `${what}: the registry requires credentials (HTTP ${response.status}${detail}); add a pull secret for ${location.registry}`
+            : `${what}: the registry refused the credentials of user ${JSON.stringify(credential.username)} (HTTP ${response.status}${detail}); check the pull secret`,
+        );
+      case 404:
+        return new RegistryResponseError(
+          'TESSERA_REGISTRY_NOT_FOUND',
+          url,
+          404,
+          `${what}: not found (HTTP 404${detail}); check the repository name and tag`,
+        );
+      default:
+        return new RegistryResponseError(
+          'TESSERA_REGISTRY_BAD_RESPONSE',
+          url,
+          response.status,
+          `${what}: unexpected HTTP ${response.status}${detail}`,
+        );
+    }
+  }
+}
+
+/** `: CODE message` from a distribution error body, or ''. */
+function registryErrorDetail(body: Buffer): string {
+  try {
+    const doc: unknown = JSON.parse(body.toString('utf8'));
+    if (typeof doc === 'object' && doc !== null && 'errors' in doc && Array.isArray(doc.errors)) {
+      const first: unknown = doc.errors[0];
+      if (typeof first === 'object' && first !== null) {
+        const code = 'code' in first && typeof first.code === 'string' ? first.code : '';
+        const message = 'message' in first && typeof first.message === 'string' ? first.message : '';
+        return code || message ? `: ${[code, message].filter(Boolean).join(' ')}` : '';
+      }
+    }
+  } catch {
+    // not JSON: no detail
+  }
+  return '';
+}

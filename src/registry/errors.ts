@@ -1,0 +1,86 @@
+// Typed errors of image inspection. Every error carries a stable `code` and says whether retrying can help
+// (`retryable`); callers branch on `code`, never on the message. Messages name the image or registry, what
+// happened, and what the user can do. Credentials never appear in messages.
+
+export type RegistryErrorCode =
+  | 'TESSERA_REGISTRY_INVALID_ARGUMENT'
+  | 'TESSERA_REGISTRY_INVALID_REFERENCE'
+  | 'TESSERA_REGISTRY_INVALID_PULL_SECRET'
+  | 'TESSERA_REGISTRY_UNAUTHORIZED'
+  | 'TESSERA_REGISTRY_NOT_FOUND'
+  | 'TESSERA_REGISTRY_UNSUPPORTED_MANIFEST'
+  | 'TESSERA_REGISTRY_BAD_RESPONSE'
+  | 'TESSERA_REGISTRY_DIGEST_MISMATCH'
+  | 'TESSERA_REGISTRY_TOO_LARGE'
+  | 'TESSERA_REGISTRY_TIMEOUT'
+  | 'TESSERA_REGISTRY_TOO_MANY_REDIRECTS'
+  | 'TESSERA_REGISTRY_UNTRUSTED_REALM'
+  | 'TESSERA_REGISTRY_UNAVAILABLE'
+  | 'TESSERA_REGISTRY_BLOCKED'
+  | 'TESSERA_REGISTRY_ABORTED';
+
+/** Root of all image-inspection errors. */
+export class RegistryError extends Error {
+  readonly code: RegistryErrorCode;
+  /** True when the same request may succeed later (5xx, 429, timeouts, transport failures). */
+  readonly retryable: boolean;
+  constructor(code: RegistryErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options?.retryable ?? false;
+    this.name = new.target.name;
+  }
+}
+
+/** An option was out of range or inconsistent; `field` names it. */
+export class InvalidArgumentError extends RegistryError {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super('TESSERA_REGISTRY_INVALID_ARGUMENT', `invalid option ${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+/** The image reference does not follow the distribution reference grammar. */
+export class InvalidReferenceError extends RegistryError {
+  readonly reference: string;
+  constructor(reference: string, reason: string) {
+    super(
+      'TESSERA_REGISTRY_INVALID_REFERENCE',
+      `invalid image reference ${JSON.stringify(reference)}: ${reason}`,
+    );
+    this.reference = reference;
+  }
+}
+
+/** A pull secret could not be parsed; `source` names it (namespace/name or file). */
+export class InvalidPullSecretError extends RegistryError {
+  readonly source: string;
+  constructor(source: string, reason: string, options?: { cause?: unknown }) {
+    super('TESSERA_REGISTRY_INVALID_PULL_SECRET', `pull secret ${source}: ${reason}`, options);
+    this.source = source;
+  }
+}
+
+/** Any registry failure tied to one HTTP exchange; `url` never contains credentials. */
+export class RegistryResponseError extends RegistryError {
+  /** HTTP status when the registry answered; undefined for transport-level failures. */
+  readonly statusCode: number | undefined;
+  readonly url: string;
+  constructor(
+    code: RegistryErrorCode,
+    url: string,
+    statusCode: number | undefined,
+    message: string,
+    options?: { cause?: unknown; retryable?: boolean },
+  ) {
+    super(code, message, options);
+    this.url = url;
+    this.statusCode = statusCode;
+  }
+}
+
+/** True for errors an inspection cache must not remember (the caller gave up, not the registry). */
+export function isAbort(err: unknown): boolean {
+  return err instanceof RegistryError && err.code === 'TESSERA_REGISTRY_ABORTED';
+}

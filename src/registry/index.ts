@@ -1,0 +1,42 @@
+// Public surface of image inspection. Consumers (pod placement, CLI) import from here only.
+// Typical wiring: new CachingInspector(new RegistryInspector({ policy, caCertificates }), { metrics }) and, per
+// pod, Keyring.of(entriesOfPullSecret(podSecret...), entriesOfPullSecret(globalSecret)).
+export type { ImageInspection, ImageInspector, InspectOptions } from './inspector.js';
+export { RegistryInspector, type RegistryInspectorOptions } from './registry-inspector.js';
+export {
+  CachingInspector,
+  type CachingInspectorOptions,
+  type InspectionCacheMetrics,
+} from './caching-inspector.js';
+export {
+  DistributionClient,
+  type DistributionClientOptions,
+  type RepositoryLocation,
+} from './distribution-client.js';
+export { Keyring, keyMatchesImage, normalizeKeyringKey } from './keyring.js';
+export { keyringFromSecrets, type NamedPullSecret, type PodKeyring } from './credentials.js';
+export {
+  dockerCfgKey,
+  dockerCfgSecretType,
+  dockerConfigJsonKey,
+  dockerConfigJsonSecretType,
+  entriesOfPullSecret,
+  parseDockerCfg,
+  parseDockerConfigJson,
+  type DockerConfigEntry,
+  type PullSecretLike,
+  type RegistryCredential,
+} from './docker-config.js';
+export {
+  emptyRegistryPolicy,
+  pullSources,
+  registryPolicyFrom,
+  type MirrorRule,
+  type PullSource,
+  type RegistryPolicy,
+} from './mirrors.js';
+export { allArchitectures, bundleImageLabels, type ImagePlatform } from './platforms.js';
+export { formatReference, parseImageReference, type ImageReference } from './reference.js';
+export { isAbort, RegistryError, type RegistryErrorCode } from './errors.js';
+// Loads prom-client: the CLI imports the modules it needs directly instead of this index.
+export { createInspectionCacheMetrics } from './metrics.js';

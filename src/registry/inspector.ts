@@ -1,0 +1,37 @@
+// The one interface every inspection layer implements and the pod-placement controller consumes:
+// `inspect(image, options)` -> the platforms an image runs on. Layers (registry access, caching) decorate it.
+// Implementations must not log or expose credentials, and must reject with RegistryError (stable `code`).
+import type { Keyring } from './keyring.js';
+import type { ImagePlatform } from './platforms.js';
+
+export interface InspectOptions {
+  /** Credentials the kubelet would use for this pod. Default: anonymous. */
+  readonly keyring?: Keyring;
+  /** Cancels the caller's wait (a shared registry request continues for other callers). */
+  readonly signal?: AbortSignal;
+  /** Neither read nor write caches (the pod's imagePullPolicy is Always). Default: false. */
+  readonly bypassCache?: boolean;
+}
+
+export interface ImageInspection {
+  /** Normalised reference that was asked for (`docker.io/library/nginx:latest`). */
+  readonly reference: string;
+  /** Digest of the top-level manifest (index or single manifest). */
+  readonly digest: string;
+  readonly mediaType: string;
+  /** `index` for OCI indexes / Docker manifest lists, `manifest` for single-platform images. */
+  readonly kind: 'index' | 'manifest';
+  /** Sorted architectures the image runs on (variants folded; all architectures for operator bundles). */
+  readonly architectures: readonly string[];
+  /** Runnable platforms as listed (attestations and `unknown` skipped). */
+  readonly platforms: readonly ImagePlatform[];
+  /** The image is an OLM operator bundle (never runs, so it fits every node). */
+  readonly operatorBundle: boolean;
+  /** `registry/repository` that answered (a mirror's when one was used). */
+  readonly source: string;
+}
+
+export interface ImageInspector {
+  /** Inspects `image` (any reference a pod may carry). Rejects with RegistryError. */
+  inspect(image: string, options?: InspectOptions): Promise<ImageInspection>;
+}

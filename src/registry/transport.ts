@@ -1,0 +1,309 @@
+// One bounded HTTP GET against a registry, following redirects itself: at most `maxRedirects` hops, no https ->
+// http downgrade for secure registries, `Authorization` dropped when a redirect leaves the origin (blob
+// storage must not see registry credentials). Bodies larger than the caller's limit are cut off; every attempt
+// has a deadline; 429/5xx and transport failures are retried per the RetryPolicy, honouring Retry-After.
+// The caller owns `close()`. Errors are RegistryResponseError with URLs that never carry credentials.
+// The HTTP library (undici by default, node:https for one-shot commands) is loaded on first use.
+import { RegistryError, RegistryResponseError } from './errors.js';
+import type { ExchangeOptions, ExchangeResponse, HttpExchange } from './http-exchange.js';
+import {
+  defaultRetryPolicy,
+  isRetryableStatus,
+  parseRetryAfter,
+  retryDelayMs,
+  type RetryPolicy,
+} from './retry-policy.js';
+
+export interface TransportOptions {
+  /** Extra PEM CA certificates trusted on top of Node's bundled roots. Default: none. */
+  readonly caCertificates?: readonly string[];
+  /** Connect timeout in ms. Default: 10_000. */
+  readonly connectTimeoutMs?: number;
+  /** Deadline of one attempt (connect, headers and body) in ms. Default: 30_000. */
+  readonly attemptTimeoutMs?: number;
+  /** Redirect hops followed per request. Default: 5. */
+  readonly maxRedirects?: number;
+  /** Retry policy for 429, 5xx and transport failures. Default: 3 retries, 200 ms base, 10 s cap. */
+  readonly retry?: Partial<RetryPolicy>;
+  /** Waits `ms` (tests pass a fake). Default: a real timer that honours the signal. */
+  readonly sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  /** Wall clock in ms, for Retry-After dates. Default: Date.now. */
+  readonly now?: () => number;
+  /** Jitter source in [0, 1). Default: Math.random. */
+  readonly random?: () => number;
+  /** Connections kept per origin. Default: 16. */
+  readonly connectionsPerOrigin?: number;
+  /**
+   * HTTP library: 'undici' (pooled; for controllers) or 'node' (node:https, already loaded by Node; for one-shot
+   * commands that must start fast). Default: 'undici'.
+   */
+  readonly httpClient?: 'undici' | 'node';
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  readonly body: Buffer;
+  /** Final URL after redirects. */
+  readonly url: URL;
+}
+
+export interface GetOptions {
+  readonly headers: Readonly<Record<string, string>>;
+  /** Largest accepted body of a 2xx response in bytes; error bodies are read up to 64 KiB. */
+  readonly maxBodyBytes: number;
+  /** Skip TLS verification and allow plain http (an insecure registry). */
+  readonly insecure: boolean;
+  readonly signal?: AbortSignal;
+  /** Describes the request in error messages (`manifest of quay.io/x:y`). */
+  readonly what: string;
+}
+
+const errorBodyLimit = 64 * 1024;
+
+/** undici's header/body timeout errors, and node:http's socket timeouts, by their stable codes. */
+function isTimeout(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT';
+}
+
+/** Node's codes for certificates that do not verify: retrying cannot help, the trust configuration must change. */
+const untrustedCertificateCodes = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function redactedUrl(url: URL): string {
+  return `${url.origin}${url.pathname}`;
+}
+
+export class RegistryTransport {
+  private exchange: Promise<HttpExchange> | undefined;
+  private readonly exchangeOptions: ExchangeOptions;
+  private readonly httpClient: 'undici' | 'node';
+  private readonly attemptTimeoutMs: number;
+  private readonly maxRedirects: number;
+  private readonly retry: RetryPolicy;
+  private readonly sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  private readonly now: () => number;
+  private readonly random: () => number;
+
+  constructor(options: TransportOptions = {}) {
+    this.exchangeOptions = {
+      caCertificates: options.caCertificates ?? [],
+      connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+      connectionsPerOrigin: options.connectionsPerOrigin ?? 16,
+    };
+    this.httpClient = options.httpClient ?? 'undici';
+    this.attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
+    this.maxRedirects = options.maxRedirects ?? 5;
+    this.retry = { ...defaultRetryPolicy, ...options.retry };
+    this.sleep = options.sleep ?? defaultSleep;
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+  }
+
+  private getExchange(): Promise<HttpExchange> {
+    this.exchange ??=
+      this.httpClient === 'node'
+        ? import('./node-exchange.js').then((m) => new m.NodeExchange(this.exchangeOptions))
+        : import('./undici-exchange.js').then((m) => new m.UndiciExchange(this.exchangeOptions));
+    return this.exchange;
+  }
+
+  /** GET with retries; resolves with any final status (the caller interprets 4xx), rejects on exhaustion. */
+  async get(url: URL, options: GetOptions): Promise<HttpResponse> {
+    for (let retry = 0; ; retry++) {
+      let retryAfterMs: number | undefined;
+      let failure: RegistryError;
+      try {
+        const response = await this.followRedirects(url, options);
+        if (!isRetryableStatus(response.status)) return response;
+        retryAfterMs = parseRetryAfter(response.headers['retry-after'], this.now());
+        const hint = retryAfterMs === undefined ? '' : ` (Retry-After ${Math.round(retryAfterMs / 1000)} s)`;
+        failure = new RegistryResponseError(
+          'TESSERA_REGISTRY_UNAVAILABLE',
+          redactedUrl(response.url),
+          response.status,
+          `${options.what}: the registry answered HTTP ${response.status}${hint} ${retry + 1} time(s); try again later`,
+          { retryable: true },
+        );
+      } catch (err) {
+        if (!(err instanceof RegistryError) || !err.retryable) throw err;
+        failure = err;
+      }
+      if (retry >= this.retry.maxRetries) throw failure;
+      try {
+        await this.sleep(retryDelayMs(retry + 1, retryAfterMs, this.retry, this.random), options.signal);
+      } catch (reason) {
+        throw this.aborted(url, options, reason);
+      }
+    }
+  }
+
+  private async followRedirects(start: URL, options: GetOptions): Promise<HttpResponse> {
+    let url = start;
+    let headers = { ...options.headers };
+    for (let hop = 0; ; hop++) {
+      const response = await this.once(url, headers, options);
+      if (![301, 302, 303, 307, 308].includes(response.status)) return response;
+      const location = response.headers.location;
+      if (location === undefined) return response;
+      if (hop >= this.maxRedirects) {
+        throw new RegistryResponseError(
+          'TESSERA_REGISTRY_TOO_MANY_REDIRECTS',
+          redactedUrl(start),
+          response.status,
+          `${options.what}: more than ${this.maxRedirects} redirects (last to ${redactedUrl(new URL(location, url))}); the registry or its storage is misconfigured`,
+        );
+      }
+      const next = new URL(location, url);
+      if (
+        next.protocol !== 'https:' &&
+        !(next.protocol === 'http:' && (options.insecure || url.protocol === 'http:'))
+      ) {
+        throw new RegistryResponseError(
+          'TESSERA_REGISTRY_BAD_RESPONSE',
+          redactedUrl(start),
+          response.status,
+          `${options.what}: refusing a redirect from ${url.protocol} to ${next.protocol} (${next.origin})`,
+        );
+      }
+      if (next.origin !== url.origin) {
+        const { authorization: _dropped, ...rest } = headers;
+        headers = rest;
+      }
+      url = next;
+    }
+  }
+
+  private aborted(url: URL, options: GetOptions, reason: unknown): RegistryError {
+    return new RegistryResponseError(
+      'TESSERA_REGISTRY_ABORTED',
+      redactedUrl(url),
+      undefined,
+      `${options.what}: cancelled`,
+      {
+        cause: reason,
+      },
+    );
+  }
+
+  private async once(url: URL, headers: Record<string, string>, options: GetOptions): Promise<HttpResponse> {
+    if (options.signal?.aborted) throw this.aborted(url, options, options.signal.reason);
+    const deadline = AbortSignal.timeout(this.attemptTimeoutMs);
+    const signal = options.signal === undefined ? deadline : AbortSignal.any([options.signal, deadline]);
+    const timedOut = (): RegistryError =>
+      new RegistryResponseError(
+        'TESSERA_REGISTRY_TIMEOUT',
+        redactedUrl(url),
+        undefined,
+        `${options.what}: no complete answer from ${url.host} within ${this.attemptTimeoutMs} ms`,
+        { retryable: true },
+      );
+    let response: ExchangeResponse;
+    try {
+      const exchange = await this.getExchange();
+      response = await exchange.send({
+        url,
+        headers,
+        insecure: options.insecure,
+        signal,
+        timeoutMs: this.attemptTimeoutMs,
+      });
+    } catch (err) {
+      if (deadline.aborted || isTimeout(err)) throw timedOut();
+      if (options.signal?.aborted) throw this.aborted(url, options, options.signal.reason);
+      const message = err instanceof Error ? err.message : String(err);
+      const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+      if (untrustedCertificateCodes.has(code)) {
+        throw new RegistryResponseError(
+          'TESSERA_REGISTRY_UNAVAILABLE',
+          redactedUrl(url),
+          undefined,
+          `${options.what}: the TLS certificate of ${url.host} is not trusted (${message}); add its CA bundle, or mark the registry insecure`,
+          { cause: err, retryable: false },
+        );
+      }
+      throw new RegistryResponseError(
+        'TESSERA_REGISTRY_UNAVAILABLE',
+        redactedUrl(url),
+        undefined,
+        `${options.what}: cannot reach ${url.host} (${message})`,
+        // A TLS protocol failure (e.g. the server speaks plain http) will not heal by itself.
+        { cause: err, retryable: !(code.startsWith('ERR_SSL_') || code === 'EPROTO') },
+      );
+    }
+    const status = response.status;
+    const limit = status >= 200 && status < 300 ? options.maxBodyBytes : errorBodyLimit;
+    const responseHeaders = response.headers;
+    const declared = Number(responseHeaders['content-length'] ?? NaN);
+    if (status >= 200 && status < 300 && declared > limit) {
+      response.discard();
+      throw this.tooLarge(url, options, declared, limit);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of response.body) {
+        const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        size += buf.length;
+        if (size > limit) {
+          response.discard();
+          if (limit === errorBodyLimit) break; // an error body is only for the message: keep what we have
+          throw this.tooLarge(url, options, size, limit);
+        }
+        chunks.push(buf);
+      }
+    } catch (err) {
+      if (err instanceof RegistryError) throw err;
+      if (deadline.aborted || isTimeout(err)) throw timedOut();
+      if (options.signal?.aborted) throw this.aborted(url, options, options.signal.reason);
+      throw new RegistryResponseError(
+        'TESSERA_REGISTRY_UNAVAILABLE',
+        redactedUrl(url),
+        status,
+        `${options.what}: the connection to ${url.host} broke while reading the answer`,
+        { cause: err, retryable: true },
+      );
+    }
+    return { status, headers: responseHeaders, body: Buffer.concat(chunks), url };
+  }
+
+  private tooLarge(url: URL, options: GetOptions, size: number, limit: number): RegistryError {
+    return new RegistryResponseError(
+      'TESSERA_REGISTRY_TOO_LARGE',
+      redactedUrl(url),
+      undefined,
+      `${options.what}: the answer is larger than the ${limit}-byte limit (${size} bytes or more); refusing to read it`,
+    );
+  }
+
+  async close(): Promise<void> {
+    const exchange = this.exchange;
+    this.exchange = undefined;
+    if (exchange !== undefined) await (await exchange).close();
+  }
+}

@@ -1,0 +1,137 @@
+// `tessera image inspect` as a user runs it: the real CLI entry point in a child process, against a real registry.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
+import { multiPlatformImage } from '../../../src/devcluster/registry-images.js';
+
+const projectRoot = path.resolve(import.meta.dirname, '../../..');
+let registry: LocalRegistry;
+let stateDir: string;
+let secretYaml: string;
+let configJson: string;
+let digest: string;
+
+function tessera(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args],
+    {
+      cwd: projectRoot,
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+beforeAll(async () => {
+  stateDir = mkdtempSync(path.join(os.tmpdir(), 'tessera-registry-cli-'));
+  registry = await startLocalRegistry({ stateDir, auth: 'htpasswd', users: { dave: 'dave-secret' } });
+  digest = await registry.pushImage(
+    'cli/app',
+    'v1',
+    multiPlatformImage({
+      platforms: [
+        { architecture: 'amd64' },
+        { architecture: 'arm64', variant: 'v8' },
+        { architecture: 'ppc64le' },
+      ],
+      attestations: 1,
+    }),
+  );
+  secretYaml = path.join(stateDir, 'pull-secret.yaml');
+  writeFileSync(
+    secretYaml,
+    [
+      'apiVersion: v1',
+      'kind: Secret',
+      'metadata: {name: pull, namespace: team}',
+      'type: kubernetes.io/dockerconfigjson',
+      'data:',
+      `  .dockerconfigjson: ${Buffer.from(registry.dockerConfigJson('dave')).toString('base64')}`,
+      '',
+    ].join('\n'),
+  );
+  configJson = path.join(stateDir, 'config.json');
+  writeFileSync(configJson, registry.dockerConfigJson('dave'));
+});
+
+afterAll(async () => {
+  await registry?.stop();
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('tessera image inspect', () => {
+  it('prints architectures and platforms as a table', () => {
+    const out = tessera(
+      'image',
+      'inspect',
+      `${registry.host}/cli/app:v1`,
+      '--pull-secret',
+      secretYaml,
+      '--ca-file',
+      registry.caFile,
+    );
+    expect(out.stderr).toBe('');
+    expect(out.status).toBe(0);
+    expect(out.stdout).toMatch(/ARCHITECTURES\s+amd64, arm64, ppc64le/);
+    expect(out.stdout).toMatch(/linux\s+arm64\s+v8\s+sha256:/);
+    expect(out.stdout).not.toContain('unknown');
+  });
+
+  it('prints JSON and YAML documents', () => {
+    const json = tessera(
+      'image',
+      'inspect',
+      `${registry.host}/cli/app:v1`,
+      '--pull-secret',
+      configJson,
+      '--ca-file',
+      registry.caFile,
+      '-o',
+      'json',
+    );
+    expect(json.status).toBe(0);
+    const doc = JSON.parse(json.stdout) as {
+      digest: string;
+      architectures: string[];
+      platforms: { variant: string | null }[];
+    };
+    expect(doc.digest).toBe(digest);
+    expect(doc.architectures).toEqual(['amd64', 'arm64', 'ppc64le']);
+    expect(doc.platforms.map((p) => p.variant)).toEqual([null, 'v8', null]);
+    const yaml = tessera(
+      'image',
+      'inspect',
+      `${registry.host}/cli/app@${digest}`,
+      '--pull-secret',
+      configJson,
+      '--insecure',
+      '-o',
+      'yaml',
+    );
+    expect(yaml.status).toBe(0);
+    expect(parse(yaml.stdout)).toEqual({ ...doc, reference: `${registry.host}/cli/app@${digest}` });
+  });
+
+  it('exits non-zero with a clear message when the registry refuses', () => {
+    const out = tessera('image', 'inspect', `${registry.host}/cli/app:v1`, '--ca-file', registry.caFile);
+    expect(out.status).toBe(1);
+    expect(out.stdout).toBe('');
+    expect(out.stderr).toContain('requires credentials');
+    expect(out.stderr).toContain(`add a pull secret for ${registry.host}`);
+  });
+
+  it('exits non-zero on an invalid reference or output format', () => {
+    const bad = tessera('image', 'inspect', 'Not/Valid');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('invalid image reference');
+    const format = tessera('image', 'inspect', 'nginx', '-o', 'xml');
+    expect(format.status).toBe(1);
+    expect(format.stderr).toContain('expected table, json or yaml');
+  });
+});
