@@ -28,7 +28,8 @@ import {
   type ComponentProcess,
 } from './processes.js';
 
-export type ComponentName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok';
+export type ComponentName =
+  'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok' | 'registry';
 
 export interface DevClusterOptions {
   /** Cluster name: the state directory's name, unique among running clusters. */
@@ -43,6 +44,11 @@ export interface DevClusterOptions {
   readonly scheduler?: boolean;
   /** Start kwok (makes fake nodes Ready and scheduled pods Running). Default: true. */
   readonly kwok?: boolean;
+  /**
+   * Also start a local OCI registry (Debian's docker-registry, TLS + htpasswd) for images the cluster's pods
+   * name. Default: false (registry tests start their own, with the auth mode they need).
+   */
+  readonly registry?: boolean;
   /** Progress messages (one line each). Default: none. */
   readonly log?: (message: string) => void;
   /** Build missing binaries instead of failing (interactive commands). Default: false. */
@@ -59,7 +65,18 @@ export interface DevClusterState {
   readonly kubernetesVersion: string;
   readonly ports: Readonly<Record<string, number>>;
   readonly processes: Readonly<Partial<Record<ComponentName, ComponentProcess>>>;
+  /** The local registry, when started with `registry: true`. */
+  readonly registry?: LocalRegistryInfo;
   readonly startedAt: string;
+}
+
+export interface LocalRegistryInfo {
+  /** `127.0.0.1:PORT`: the registry part of image references. */
+  readonly host: string;
+  /** CA certificate that signed the registry's serving certificate. */
+  readonly caFile: string;
+  /** A `kubernetes.io/dockerconfigjson` payload with the registry's credentials. */
+  readonly dockerConfigJsonFile: string;
 }
 
 export interface DevCluster extends DevClusterState {
@@ -251,6 +268,7 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
     key: readFileSync(pki.file('admin.key'), 'utf8'),
   };
   const processes: Partial<Record<ComponentName, ComponentProcess>> = {};
+  let registry: LocalRegistryInfo | undefined;
   const logFile = (name: string): string => path.join(files.logs, `${name}.log`);
 
   const writeKubeconfig = (fileName: string, identity: string): string => {
@@ -278,6 +296,7 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
     kubernetesVersion: versions.kubernetes,
     ports,
     processes: { ...processes },
+    ...(registry ? { registry } : {}),
     startedAt: new Date().toISOString(),
   });
 
@@ -422,7 +441,20 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
         ),
       );
     }
-    log('waiting for kube-controller-manager, kube-scheduler and kwok');
+    if (options.registry) {
+      started.push(
+        (async () => {
+          const { startLocalRegistry } = await import('./registry.js');
+          const dir = path.join(files.dir, 'registry');
+          const local = await startLocalRegistry({ stateDir: dir, auth: 'htpasswd' });
+          const dockerConfigJsonFile = path.join(dir, 'dockerconfig.json');
+          writeFileSync(dockerConfigJsonFile, local.dockerConfigJson(), { mode: 0o600 });
+          processes.registry = { name: 'registry', pid: local.pid, logFile: local.logFile };
+          registry = { host: local.host, caFile: local.caFile, dockerConfigJsonFile };
+        })(),
+      );
+    }
+    log('waiting for the other components to become healthy');
     await Promise.all(started);
     writeState(files, snapshot());
 

@@ -4,6 +4,7 @@ import { binaryPaths } from './binaries.js';
 import { defaultNodeSpecs } from './nodes.js';
 import { DevClusterError } from './errors.js';
 import {
+  type LocalRegistryInfo,
   isClusterRunning,
   readClusterState,
   startDevCluster,
@@ -25,6 +26,7 @@ export async function devUp(opts: { name: string; workersPerArch: number }): Pro
   const existing = readClusterState(opts.name);
   if (existing && isClusterRunning(existing)) {
     out(`cluster "${opts.name}" is already running at ${existing.server}`);
+    if (existing.registry) printRegistry(existing.registry);
     printUsage(opts.name, existing.kubeconfigPath);
     return;
   }
@@ -34,12 +36,20 @@ export async function devUp(opts: { name: string; workersPerArch: number }): Pro
     nodes: defaultNodeSpecs(opts.workersPerArch),
     log: progress,
     buildMissingBinaries: true,
+    registry: true,
   });
   out(
     `cluster "${cluster.name}" is up at ${cluster.server} (Kubernetes ${cluster.kubernetesVersion}) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   out(`state and logs: ${cluster.stateDir}`);
+  if (cluster.registry) printRegistry(cluster.registry);
   printUsage(opts.name, cluster.kubeconfigPath);
+}
+
+function printRegistry(registry: LocalRegistryInfo): void {
+  out(
+    `local registry: ${registry.host} (CA ${registry.caFile}; pull secret ${registry.dockerConfigJsonFile})`,
+  );
 }
 
 function printUsage(name: string, kubeconfigPath: string): void {

@@ -43,6 +43,7 @@ describe('dev cluster lifecycle', () => {
 
   it('`tessera dev up|status|env|down` drive a cluster from the command line', async () => {
     const env = { ...process.env, TESSERA_STATE_DIR: inject('stateRoot') };
+    let registryPid = 0;
     const up = await run(tsx, [cli, 'dev', 'up', '--name', 'cli', '--workers-per-arch', '1'], { env });
     expect(up.stdout).toMatch(/cluster "cli" is up at https:\/\/127\.0\.0\.1:\d+/);
     expect(up.stdout).toContain('eval "$(tessera dev env --name cli)"');
@@ -50,6 +51,10 @@ describe('dev cluster lifecycle', () => {
       const status = await run(tsx, [cli, 'dev', 'status', '--name', 'cli'], { env });
       expect(status.stdout).toMatch(/cluster "cli": running/);
       expect(status.stdout).toMatch(/kube-apiserver\s+pid \d+\s+running/);
+      // The local OCI registry runs beside the cluster and is stopped with it.
+      expect(up.stdout).toMatch(/local registry: 127\.0\.0\.1:\d+/);
+      registryPid = Number(/registry\s+pid (\d+)\s+running/.exec(status.stdout)?.[1]);
+      expect(registryPid).toBeGreaterThan(0);
       const exports = await run(tsx, [cli, 'dev', 'env', '--name', 'cli'], { env });
       const kubeconfig = /export KUBECONFIG='([^']+)'/.exec(exports.stdout)?.[1];
       expect(kubeconfig).toBeDefined();
