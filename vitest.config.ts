@@ -10,6 +10,8 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'test/unit/**/*.test.ts'],
           environment: 'node',
+          // Unit tests run first: they are fast and need no server.
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -22,6 +24,7 @@ export default defineConfig({
           hookTimeout: 180_000,
           // One control plane for the whole run; files share it, so keep their number in check.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -1,0 +1,125 @@
+// Hands out one shared informer per (resource, namespace, label selector, field selector), so controllers that
+// watch the same thing share one watch and one cache. Informers requested after start() are started at once.
+// start() resolves once every informer has stopped (after the signal aborts).
+import type { BackoffOptions } from '../backoff.js';
+import type { KubeClient } from '../client.js';
+import { realClock, type Clock } from '../clock.js';
+import { silentLogger, type Logger } from '../logging.js';
+import type { KubeObject } from '../object.js';
+import type { ResourceType } from '../resources.js';
+import type { Runnable } from '../runnable.js';
+import { DefaultSharedInformer, type SharedInformer } from './shared-informer.js';
+import type { IndexFunc } from './store.js';
+import { stripManagedFields } from './transforms.js';
+
+export interface SharedInformerFactoryOptions {
+  client: KubeClient;
+  /** Default namespace of informers (requests may override). Default: all namespaces. */
+  namespace?: string;
+  /** Default handler resync period (ms); 0 = never. Default: 0. */
+  resyncPeriodMs?: number;
+  /** See ReflectorOptions. Defaults: 300 s, 150,000 ms, 500, 800 ms..30 s. */
+  minWatchTimeoutSeconds?: number;
+  watchdogMs?: number;
+  pageSize?: number;
+  backoff?: BackoffOptions;
+  /** Cache metadata.managedFields too (by default informers drop them to save memory). Default: false. */
+  keepManagedFields?: boolean;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface InformerRequest<T> {
+  type: ResourceType;
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Added to the shared informer (names already present are kept). */
+  indexers?: Record<string, IndexFunc<T>>;
+  /**
+   * Applied before caching; only honoured by the first request for this informer. Default: stripManagedFields
+   * (unless the factory has keepManagedFields).
+   */
+  transform?: (obj: T) => T;
+}
+
+export class SharedInformerFactory implements Runnable {
+  readonly name = 'informers';
+  private readonly informers = new Map<string, DefaultSharedInformer<KubeObject>>();
+  private readonly running: Promise<void>[] = [];
+  private signal: AbortSignal | undefined;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: SharedInformerFactoryOptions) {
+    this.clock = options.clock ?? realClock;
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** The shared informer for `request`, created on first use. */
+  informerFor<T extends KubeObject>(request: InformerRequest<T>): SharedInformer<T> {
+    const namespace = request.namespace ?? this.options.namespace ?? '';
+    const t = request.type;
+    const key = [
+      t.group,
+      t.version,
+      t.plural,
+      namespace,
+      request.labelSelector ?? '',
+      request.fieldSelector ?? '',
+    ].join('|');
+    let informer = this.informers.get(key) as DefaultSharedInformer<T> | undefined;
+    if (!informer) {
+      informer = new DefaultSharedInformer<T>({
+        client: this.options.client,
+        type: t,
+        namespace: t.namespaced && namespace ? namespace : undefined,
+        labelSelector: request.labelSelector,
+        fieldSelector: request.fieldSelector,
+        resyncPeriodMs: this.options.resyncPeriodMs,
+        minWatchTimeoutSeconds: this.options.minWatchTimeoutSeconds,
+        watchdogMs: this.options.watchdogMs,
+        pageSize: this.options.pageSize,
+        backoff: this.options.backoff,
+        transform: request.transform ?? (this.options.keepManagedFields ? undefined : stripManagedFields),
+        clock: this.clock,
+        logger: this.logger,
+      });
+      this.informers.set(key, informer as unknown as DefaultSharedInformer<KubeObject>);
+      if (this.signal) this.launch(informer as unknown as DefaultSharedInformer<KubeObject>, this.signal);
+    }
+    if (request.indexers) {
+      const existing = new Set(informer.getIndexer().indexNames());
+      informer.addIndexers(
+        Object.fromEntries(Object.entries(request.indexers).filter(([name]) => !existing.has(name))),
+      );
+    }
+    return informer;
+  }
+
+  /** True when every informer created so far has synced. */
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  /** Resolves true once all current informers synced, false if `signal` aborts first. */
+  async waitForCacheSync(signal?: AbortSignal): Promise<boolean> {
+    const results = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+    return results.every(Boolean);
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    this.signal = signal;
+    for (const informer of this.informers.values()) this.launch(informer, signal);
+    // Wait for the signal, then for every informer (including ones added later) to stop.
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await Promise.all(this.running);
+  }
+
+  private launch(informer: DefaultSharedInformer<KubeObject>, signal: AbortSignal): void {
+    this.running.push(informer.start(signal));
+  }
+}

@@ -1,0 +1,262 @@
+// Keeps a sink in step with the API server by list + watch, client-go style:
+//  - paginated list (consistent read), then watch from its resourceVersion with allowWatchBookmarks and a
+//    randomized timeoutSeconds in [min, 2*min]; a watch that ends normally is restarted from the last seen version;
+//  - 410 Gone (HTTP or ERROR event) -> relist from scratch; any other error -> retry after capped exponential
+//    backoff with jitter. It never stops on its own: only the signal ends run();
+//  - a watchdog restarts a watch that delivered nothing (not even a bookmark) for `watchdogMs`.
+// The sink receives events in server order, one at a time.
+import { Backoff, type BackoffOptions } from '../backoff.js';
+import type { KubeClient, QueryValue, WatchEvent, WatchStream } from '../client.js';
+import { realClock, type Clock } from '../clock.js';
+import { ApiStatusError, WatchExpiredError, WatchStalledError, isGone } from '../errors.js';
+import { silentLogger, type Logger } from '../logging.js';
+import type { KubeList, KubeObject } from '../object.js';
+import { resourcePath, type ResourceType } from '../resources.js';
+
+/** What the reflector feeds: the informer implements it. */
+export interface ReflectorSink<T> {
+  /** The full current state after a list; objects absent from `items` are gone. */
+  replace(items: T[], resourceVersion: string): void;
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void;
+}
+
+export interface ReflectorOptions {
+  client: KubeClient;
+  type: ResourceType;
+  /** Only this namespace. Default: all namespaces. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Items per list page. Default: 500. */
+  pageSize?: number;
+  /** Watches last a random time in [min, 2*min] seconds. Default: 300 (client-go). */
+  minWatchTimeoutSeconds?: number;
+  /** Restart a watch that received nothing for this long (ms). Default: 150,000 (bookmarks come about every minute). */
+  watchdogMs?: number;
+  /** Retry timing. Default: 800 ms doubling to 30 s, jitter 1.0. */
+  backoff?: BackoffOptions;
+  clock?: Clock;
+  logger?: Logger;
+  /** Uniform [0,1) source for timeouts and jitter. Default: Math.random. */
+  random?: () => number;
+}
+
+/** Counters for tests and debugging. */
+export interface ReflectorStats {
+  lists: number;
+  watches: number;
+  watchErrors: number;
+  relistsAfterGone: number;
+  watchdogRestarts: number;
+  events: number;
+}
+
+type StatusObject = { kind?: string; code?: number; reason?: string; message?: string };
+
+export class Reflector<T extends KubeObject> {
+  readonly stats: ReflectorStats = {
+    lists: 0,
+    watches: 0,
+    watchErrors: 0,
+    relistsAfterGone: 0,
+    watchdogRestarts: 0,
+    events: 0,
+  };
+  private lastRv = '';
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly random: () => number;
+  private readonly backoff: Backoff;
+  private readonly path: string;
+
+  constructor(
+    private readonly options: ReflectorOptions,
+    private readonly sink: ReflectorSink<T>,
+  ) {
+    this.clock = options.clock ?? realClock;
+    this.random = options.random ?? Math.random;
+    this.logger = (options.logger ?? silentLogger).child({
+      resource: options.type.plural,
+      namespace: options.namespace ?? '',
+    });
+    this.backoff = new Backoff({
+      initialMs: 800,
+      maxMs: 30_000,
+      jitter: 1,
+      random: this.random,
+      ...options.backoff,
+    });
+    this.path = resourcePath(options.type, options.namespace);
+  }
+
+  /** resourceVersion of the last list or event seen ('' before the first list). */
+  lastSyncResourceVersion(): string {
+    return this.lastRv;
+  }
+
+  /** Lists and watches until `signal` aborts. Never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.list(signal);
+          needList = false;
+          this.backoff.reset();
+        }
+        const delivered = await this.watch(signal);
+        if (delivered) this.backoff.reset();
+        // A watch that ended by timeout is restarted at once, unless it delivered nothing (server closing
+        // early), which is retried with backoff to avoid a hot loop.
+        if (delivered || signal.aborted) continue;
+        await this.clock.sleep(this.backoff.next(), signal);
+      } catch (err) {
+        if (signal.aborted) break;
+        if (isGone(err)) {
+          this.stats.relistsAfterGone++;
+          needList = true;
+          this.logger.info({ resourceVersion: this.lastRv }, 'watch resourceVersion expired; relisting');
+          continue;
+        }
+        this.stats.watchErrors++;
+        const delayMs = this.backoff.next();
+        const level = err instanceof WatchStalledError ? 'info' : 'warn';
+        this.logger[level](
+          { err: errorSummary(err), retryInMs: Math.round(delayMs), attempt: this.backoff.attempts() },
+          'list/watch failed; retrying',
+        );
+        await this.clock.sleep(delayMs, signal);
+      }
+    }
+  }
+
+  private async list(signal: AbortSignal): Promise<void> {
+    const { pageSize = 500 } = this.options;
+    const items: T[] = [];
+    let cont: string | undefined;
+    let rv = '';
+    let limit: number | undefined = pageSize > 0 ? pageSize : undefined;
+    do {
+      let page: KubeList<T>;
+      try {
+        page = await this.options.client.request<KubeList<T>>({
+          method: 'GET',
+          path: this.path,
+          query: { ...this.selectors(), limit, continue: cont },
+          signal,
+          timeoutMs: 60_000,
+        });
+      } catch (err) {
+        // The continue token expired mid-list: start over without paging (client-go falls back the same way).
+        if (cont && err instanceof ApiStatusError && err.statusCode === 410) {
+          this.logger.info({}, 'list continue token expired; listing without pages');
+          items.length = 0;
+          cont = undefined;
+          limit = undefined;
+          continue;
+        }
+        throw err;
+      }
+      for (const item of page.items) items.push(item);
+      cont = page.metadata?.continue || undefined;
+      rv = page.metadata?.resourceVersion ?? rv;
+    } while (cont);
+    this.stats.lists++;
+    // Items of a list carry no kind/apiVersion; restore them so handlers see complete objects.
+    const apiVersion = this.options.type.group
+      ? `${this.options.type.group}/${this.options.type.version}`
+      : this.options.type.version;
+    for (const item of items) {
+      if (!item.kind) item.kind = this.options.type.kind;
+      if (!item.apiVersion) item.apiVersion = apiVersion;
+    }
+    this.sink.replace(items, rv);
+    this.lastRv = rv;
+    this.logger.debug({ count: items.length, resourceVersion: rv }, 'listed');
+  }
+
+  /** One watch; resolves when it ends normally, with whether it delivered anything. */
+  private async watch(signal: AbortSignal): Promise<boolean> {
+    const min = this.options.minWatchTimeoutSeconds ?? 300;
+    const timeoutSeconds = Math.floor(min * (1 + this.random()));
+    const query: Record<string, QueryValue> = {
+      ...this.selectors(),
+      watch: 1,
+      allowWatchBookmarks: true,
+      resourceVersion: this.lastRv,
+      timeoutSeconds,
+    };
+    // The watchdog covers the whole watch, including connecting and waiting for headers: a pooled connection
+    // that went silent would otherwise hang the new watch too.
+    const watchdogMs = this.options.watchdogMs ?? 150_000;
+    const attempt = new AbortController();
+    const onOuterAbort = (): void => attempt.abort();
+    signal.addEventListener('abort', onOuterAbort, { once: true });
+    let stalled = false;
+    const onQuiet = (): void => {
+      stalled = true;
+      this.stats.watchdogRestarts++;
+      attempt.abort();
+    };
+    let timer = this.clock.setTimer(onQuiet, watchdogMs);
+    let delivered = false;
+    try {
+      const stream: WatchStream<T | StatusObject> = await this.options.client.watch<T | StatusObject>(
+        this.path,
+        query,
+        attempt.signal,
+      );
+      this.stats.watches++;
+      try {
+        for await (const event of stream.events) {
+          timer.cancel();
+          timer = this.clock.setTimer(onQuiet, watchdogMs);
+          delivered = true;
+          this.handle(event);
+        }
+      } finally {
+        stream.close();
+      }
+    } catch (err) {
+      if (!stalled || signal.aborted) throw err;
+    } finally {
+      timer.cancel();
+      signal.removeEventListener('abort', onOuterAbort);
+    }
+    if (stalled && !signal.aborted) throw new WatchStalledError(watchdogMs);
+    return delivered;
+  }
+
+  private handle(event: WatchEvent<T | StatusObject>): void {
+    if (event.type === 'ERROR') {
+      const status = event.object as StatusObject;
+      if (status.code === 410) throw new WatchExpiredError(status.message ?? 'watch expired');
+      throw new ApiStatusError(
+        'WATCH',
+        this.path,
+        status.code ?? 500,
+        status.reason ?? '',
+        status.message ?? 'watch error event',
+        status,
+      );
+    }
+    const obj = event.object as T;
+    const rv = obj.metadata?.resourceVersion;
+    if (event.type === 'BOOKMARK') {
+      if (rv) this.lastRv = rv;
+      return;
+    }
+    this.stats.events++;
+    this.sink.apply(event.type, obj);
+    if (rv) this.lastRv = rv;
+  }
+
+  private selectors(): Record<string, QueryValue> {
+    return { labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector };
+  }
+}
+
+function errorSummary(err: unknown): { code?: string; message: string } {
+  if (err instanceof Error) return { code: (err as { code?: string }).code, message: err.message };
+  return { message: String(err) };
+}

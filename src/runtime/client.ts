@@ -1,0 +1,220 @@
+// Raw HTTP access to the API server, authenticated from a @kubernetes/client-node KubeConfig.
+// Why not client-node's Watch/ListWatch: its watch goes through node-fetch with a body timeout we cannot tune, hands
+// back `any`, and its informer stops on errors and gives no old object. We need control over timeoutSeconds,
+// bookmarks, quiet-stream detection and connection teardown, so watches and requests use undici directly with
+// the TLS material and auth headers KubeConfig computes. Auth headers are refreshed every `authRefreshMs` and after
+// a 401, so rotating exec/OIDC tokens keep working. Non-2xx answers throw ApiStatusError; no answer throws
+// ApiTransportError. Objects are plain parsed JSON.
+import type https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Agent, request, type Dispatcher } from 'undici';
+import { ApiStatusError, ApiTransportError, InvalidArgumentError } from './errors.js';
+import { decodeWatchStream, type WatchEvent } from './watch-decoder.js';
+
+export type QueryValue = string | number | boolean | undefined;
+
+export interface RequestOptions {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Absolute API path such as `/api/v1/namespaces/x/pods`. */
+  path: string;
+  query?: Record<string, QueryValue>;
+  /** Serialized as JSON. */
+  body?: unknown;
+  /** Default: application/json. */
+  contentType?: string;
+  signal?: AbortSignal;
+  /** Time to receive the full answer (ms). Default: the client's requestTimeoutMs. */
+  timeoutMs?: number;
+}
+
+export interface KubeClientOptions {
+  /** Time to receive an answer to a non-watch request (ms). Default: 30,000. */
+  requestTimeoutMs?: number;
+  /** How often auth headers are recomputed from the KubeConfig (ms). Default: 60,000. */
+  authRefreshMs?: number;
+  /** Sent as User-Agent. Default: `tessera`. */
+  userAgent?: string;
+}
+
+export type { WatchEvent };
+
+/** An open watch: iterate `events`; close() (or the signal) ends it. */
+export interface WatchStream<T> {
+  readonly events: AsyncIterable<WatchEvent<T>>;
+  close(): void;
+}
+
+export class KubeClient {
+  readonly server: string;
+  private readonly kubeConfig: KubeConfig;
+  private readonly requestTimeoutMs: number;
+  private readonly authRefreshMs: number;
+  private readonly userAgent: string;
+  private dispatcher: Dispatcher | undefined;
+  private headers: Record<string, string> = {};
+  private headersAt = -Infinity;
+  private setup: Promise<void> | undefined;
+
+  constructor(kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new InvalidArgumentError('kubeConfig', 'no current cluster; set a current-context');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.kubeConfig = kubeConfig;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.authRefreshMs = options.authRefreshMs ?? 60_000;
+    this.userAgent = options.userAgent ?? 'tessera';
+  }
+
+  /** Sends one request and parses the JSON answer. */
+  async request<T>(opts: RequestOptions): Promise<T> {
+    const res = await this.send(opts, opts.timeoutMs ?? this.requestTimeoutMs);
+    const text = await res.body.text();
+    if (res.statusCode < 200 || res.statusCode >= 300) throw this.statusError(opts, res.statusCode, text);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /**
+   * Opens a watch (the caller sets `watch=1` etc. in `query`). Throws ApiStatusError when the server refuses it.
+   * The stream has no body timeout: the caller detects silence (see the reflector's watchdog).
+   */
+  async watch<T>(
+    path: string,
+    query: Record<string, QueryValue>,
+    signal?: AbortSignal,
+  ): Promise<WatchStream<T>> {
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const opts: RequestOptions = { method: 'GET', path, query, signal: controller.signal };
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.send(opts, 0);
+    } catch (err) {
+      signal?.removeEventListener('abort', onAbort);
+      throw err;
+    }
+    if (res.statusCode !== 200) {
+      const text = await res.body.text().catch(() => '');
+      signal?.removeEventListener('abort', onAbort);
+      throw this.statusError(opts, res.statusCode, text);
+    }
+    const body = res.body;
+    async function* events(): AsyncGenerator<WatchEvent<T>> {
+      try {
+        yield* decodeWatchStream<T>(body);
+      } catch (err) {
+        if (controller.signal.aborted) return;
+        throw new ApiTransportError('WATCH', path, err);
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        controller.abort();
+        body.destroy();
+      }
+    }
+    return { events: events(), close: () => controller.abort() };
+  }
+
+  /** Releases pooled connections. */
+  async close(): Promise<void> {
+    const d = this.dispatcher;
+    this.dispatcher = undefined;
+    this.setup = undefined;
+    if (d) await d.destroy();
+  }
+
+  private async send(opts: RequestOptions, timeoutMs: number): Promise<Dispatcher.ResponseData> {
+    const dispatcher = await this.prepare();
+    const url = new URL(this.server + opts.path);
+    for (const [k, v] of Object.entries(opts.query ?? {}))
+      if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = {
+      ...this.headers,
+      accept: 'application/json',
+      'user-agent': this.userAgent,
+    };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    }
+    let signal = opts.signal;
+    if (timeoutMs > 0)
+      signal = signal
+        ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+        : AbortSignal.timeout(timeoutMs);
+    try {
+      const res = await request(url, {
+        dispatcher,
+        method: opts.method,
+        headers,
+        body,
+        signal,
+        headersTimeout: timeoutMs > 0 ? timeoutMs : 60_000,
+        bodyTimeout: timeoutMs > 0 ? timeoutMs : 0,
+      });
+      if (res.statusCode === 401) this.headersAt = -Infinity;
+      return res;
+    } catch (err) {
+      throw new ApiTransportError(opts.method, opts.path, err);
+    }
+  }
+
+  private async prepare(): Promise<Dispatcher> {
+    if (!this.setup) this.setup = this.buildDispatcher();
+    await this.setup;
+    if (performance.now() - this.headersAt > this.authRefreshMs) await this.refreshHeaders();
+    if (!this.dispatcher) throw new ApiTransportError('CONNECT', this.server, new Error('client closed'));
+    return this.dispatcher;
+  }
+
+  private async buildDispatcher(): Promise<void> {
+    const opts: https.RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    this.captureHeaders(opts);
+    this.dispatcher = new Agent({
+      connect: {
+        ca: opts.ca,
+        cert: opts.cert,
+        key: opts.key,
+        pfx: opts.pfx,
+        passphrase: opts.passphrase,
+        servername: opts.servername,
+        rejectUnauthorized: opts.rejectUnauthorized ?? true,
+      },
+      keepAliveTimeout: 30_000,
+      connections: 64,
+    });
+  }
+
+  private async refreshHeaders(): Promise<void> {
+    const opts: https.RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    this.captureHeaders(opts);
+  }
+
+  private captureHeaders(opts: https.RequestOptions): void {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) {
+      if (typeof v === 'string' || typeof v === 'number') headers[k.toLowerCase()] = String(v);
+      else if (Array.isArray(v)) headers[k.toLowerCase()] = v.join(', ');
+    }
+    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    this.headers = headers;
+    this.headersAt = performance.now();
+  }
+
+  private statusError(opts: RequestOptions, statusCode: number, text: string): ApiStatusError {
+    let reason = '';
+    let message = text.slice(0, 500);
+    let body: unknown = text;
+    try {
+      const status = JSON.parse(text) as { reason?: unknown; message?: unknown };
+      body = status;
+      if (typeof status.reason === 'string') reason = status.reason;
+      if (typeof status.message === 'string') message = status.message;
+    } catch {
+      // not JSON: keep the text
+    }
+    return new ApiStatusError(opts.method, opts.path, statusCode, reason, message, body);
+  }
+}

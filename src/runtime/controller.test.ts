@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock, flushAsync } from './clock.js';
+import { Controller } from './controller.js';
+import { TerminalError } from './errors.js';
+import type { Logger } from './logging.js';
+import type { ReconcileResult } from './requeue-policy.js';
+import { ItemExponentialFailureRateLimiter } from './workqueue/rate-limiters.js';
+
+interface Captured {
+  level: string;
+  obj: Record<string, unknown>;
+  msg: string;
+}
+
+function capturingLogger(lines: Captured[]): Logger {
+  const at = (level: string) => (obj: object, msg?: string) =>
+    lines.push({ level, obj: obj as Record<string, unknown>, msg: msg ?? '' });
+  const logger: Logger = {
+    error: at('error'),
+    warn: at('warn'),
+    info: at('info'),
+    debug: at('debug'),
+    trace: at('trace'),
+    child: () => logger,
+  };
+  return logger;
+}
+
+interface Harness {
+  clock: FakeClock;
+  controller: Controller;
+  calls: Array<{ key: string; at: number }>;
+  logs: Captured[];
+  stop: () => Promise<void>;
+}
+
+function harness(
+  reconcile: (key: string, calls: number) => Promise<ReconcileResult | void>,
+  workers = 3,
+): Harness {
+  const clock = new FakeClock(0);
+  const calls: Array<{ key: string; at: number }> = [];
+  const logs: Captured[] = [];
+  const perKey = new Map<string, number>();
+  const controller = new Controller<string>({
+    name: 'test',
+    workers,
+    clock,
+    logger: capturingLogger(logs),
+    rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
+    reconciler: {
+      reconcile: (key) => {
+        const n = (perKey.get(key) ?? 0) + 1;
+        perKey.set(key, n);
+        calls.push({ key, at: clock.now() });
+        return reconcile(key, n);
+      },
+    },
+  });
+  const ac = new AbortController();
+  const running = controller.start(ac.signal);
+  return {
+    clock,
+    controller,
+    calls,
+    logs,
+    stop: async () => {
+      ac.abort();
+      await running;
+    },
+  };
+}
+
+describe('Controller', () => {
+  it('retries a failing key with growing backoff, logs the key, and forgets it after success', async () => {
+    const h = harness(async (_key, n) => {
+      if (n <= 3) throw new Error(`transient ${n}`);
+    });
+    await flushAsync();
+    h.controller.enqueue('ns/a');
+    await h.clock.advance(100);
+    expect(h.calls.map((c) => c.at)).toEqual([0, 5, 15, 35]);
+    expect(h.controller.queue.numRequeues('ns/a')).toBe(0);
+    const errors = h.logs.filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(3);
+    expect(errors[0]?.obj).toMatchObject({ key: 'ns/a' });
+    await h.stop();
+  });
+
+  it('re-runs a key after requeueAfterMs without counting a failure', async () => {
+    const h = harness(async (_key, n) => (n === 1 ? { requeueAfterMs: 30_000 } : undefined));
+    await flushAsync();
+    h.controller.enqueue('k');
+    await h.clock.advance(29_999);
+    expect(h.calls).toHaveLength(1);
+    await h.clock.advance(1);
+    expect(h.calls.map((c) => c.at)).toEqual([0, 30_000]);
+    expect(h.controller.queue.numRequeues('k')).toBe(0);
+    await h.stop();
+  });
+
+  it('does not retry a TerminalError', async () => {
+    const h = harness(async () => {
+      throw new TerminalError('spec is invalid');
+    });
+    await flushAsync();
+    h.controller.enqueue('k');
+    await h.clock.advance(10_000);
+    expect(h.calls).toHaveLength(1);
+    expect(h.logs.some((l) => l.level === 'error' && l.obj.key === 'k' && /terminal/.test(l.msg))).toBe(true);
+    await h.stop();
+  });
+
+  it('never reconciles one key on two workers, and reconciles again once if it changed meanwhile', async () => {
+    const inFlight = new Set<string>();
+    let overlap = 0;
+    const gates: Array<() => void> = [];
+    const h = harness(async (key) => {
+      if (inFlight.has(key)) overlap++;
+      inFlight.add(key);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      inFlight.delete(key);
+    }, 4);
+    await flushAsync();
+    h.controller.enqueue('a');
+    await flushAsync();
+    // 'a' is being reconciled; three more changes arrive, plus another key.
+    h.controller.enqueue('a');
+    h.controller.enqueue('a');
+    h.controller.enqueue('b');
+    h.controller.enqueue('a');
+    await flushAsync();
+    expect(h.calls.map((c) => c.key)).toEqual(['a', 'b']);
+    while (gates.length > 0) {
+      gates.shift()?.();
+      await flushAsync();
+    }
+    expect(h.calls.map((c) => c.key).sort()).toEqual(['a', 'a', 'b']);
+    expect(overlap).toBe(0);
+    await h.stop();
+  });
+
+  it('on stop lets the in-flight reconcile finish, drops queued keys, and resolves start() afterwards', async () => {
+    let release: (() => void) | undefined;
+    let finished = false;
+    const h = harness(async (key) => {
+      if (key === 'slow') {
+        await new Promise<void>((resolve) => (release = resolve));
+        finished = true;
+      }
+    }, 1);
+    await flushAsync();
+    h.controller.enqueue('slow');
+    h.controller.enqueue('queued');
+    await flushAsync();
+    let stopped = false;
+    const stopping = h.stop().then(() => (stopped = true));
+    await flushAsync();
+    expect(stopped).toBe(false);
+    release?.();
+    await stopping;
+    expect(finished).toBe(true);
+    expect(h.calls.map((c) => c.key)).toEqual(['slow']);
+  });
+});

@@ -1,0 +1,106 @@
+// Typed errors of the controller runtime. Every error carries a stable `code`; callers branch on `code`
+// (or `instanceof`), never on the message. Messages say what happened and what the user can do about it.
+
+export type RuntimeErrorCode =
+  | 'TESSERA_INVALID_ARGUMENT'
+  | 'TESSERA_API_STATUS'
+  | 'TESSERA_API_TRANSPORT'
+  | 'TESSERA_WATCH_EXPIRED'
+  | 'TESSERA_WATCH_STALLED'
+  | 'TESSERA_QUEUE_SHUT_DOWN'
+  | 'TESSERA_TERMINAL'
+  | 'TESSERA_LEADER_ELECTION'
+  | 'TESSERA_WEBHOOK_BAD_REQUEST'
+  | 'TESSERA_CERTIFICATE';
+
+/** Root of all runtime errors. */
+export class RuntimeError extends Error {
+  readonly code: RuntimeErrorCode;
+  constructor(code: RuntimeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** An option was out of range or inconsistent; `field` names it. */
+export class InvalidArgumentError extends RuntimeError {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super('TESSERA_INVALID_ARGUMENT', `invalid option ${field}: ${message}`);
+    this.field = field;
+  }
+}
+
+/** The API server answered with a non-2xx status (a metav1.Status body when it sent one). */
+export class ApiStatusError extends RuntimeError {
+  readonly statusCode: number;
+  /** metav1.Status `reason` such as `Conflict`, `NotFound`, `Expired`, `AlreadyExists`; '' when absent. */
+  readonly reason: string;
+  readonly body: unknown;
+  constructor(
+    method: string,
+    path: string,
+    statusCode: number,
+    reason: string,
+    message: string,
+    body: unknown,
+  ) {
+    super(
+      'TESSERA_API_STATUS',
+      `${method} ${path}: HTTP ${statusCode}${reason ? ` ${reason}` : ''}: ${message}`,
+    );
+    this.statusCode = statusCode;
+    this.reason = reason;
+    this.body = body;
+  }
+}
+
+/** The request never got an HTTP answer (connection refused/reset, TLS failure, timeout). Retrying may help. */
+export class ApiTransportError extends RuntimeError {
+  constructor(method: string, path: string, cause: unknown) {
+    super(
+      'TESSERA_API_TRANSPORT',
+      `${method} ${path}: no answer from the API server (${cause instanceof Error ? cause.message : String(cause)}); check that it is reachable`,
+      { cause },
+    );
+  }
+}
+
+/** The watch's resourceVersion is too old (HTTP 410 / ERROR event with code 410): the reflector must relist. */
+export class WatchExpiredError extends RuntimeError {
+  constructor(message: string) {
+    super('TESSERA_WATCH_EXPIRED', message);
+  }
+}
+
+/** No event nor bookmark arrived within the watchdog period: the watch is presumed dead and is restarted. */
+export class WatchStalledError extends RuntimeError {
+  constructor(quietMs: number) {
+    super('TESSERA_WATCH_STALLED', `watch received nothing for ${quietMs} ms; restarting it`);
+  }
+}
+
+/**
+ * Thrown by a reconciler to say "retrying will not help": the controller logs it and forgets the key instead of
+ * re-queueing it with backoff. Wrap the real cause.
+ */
+export class TerminalError extends RuntimeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('TESSERA_TERMINAL', message, options);
+  }
+}
+
+/** Helpers for branching on API errors without reading messages. */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof ApiStatusError && err.statusCode === 404;
+}
+export function isConflict(err: unknown): boolean {
+  return err instanceof ApiStatusError && err.statusCode === 409 && err.reason === 'Conflict';
+}
+export function isAlreadyExists(err: unknown): boolean {
+  return err instanceof ApiStatusError && err.statusCode === 409 && err.reason === 'AlreadyExists';
+}
+export function isGone(err: unknown): boolean {
+  return (err instanceof ApiStatusError && err.statusCode === 410) || err instanceof WatchExpiredError;
+}

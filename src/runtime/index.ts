@@ -1,0 +1,200 @@
+// Public surface of the Tessera controller runtime: client-go semantics (informers, work queues, leader election)
+// and controller-runtime conveniences (Manager, Controller, webhooks, events, conditions) in TypeScript.
+// Controllers import from here only ('../runtime/index.js'); everything else under src/runtime is internal.
+//
+// Typical wiring:
+//   const mgr = new Manager({ kubeConfig, name: 'tessera-podplacement', leaderElection: { leaseNamespace: ns } });
+//   const pods = mgr.informers.informerFor<V1Pod>({ type: Pods });
+//   const ctrl = mgr.newController({ name: 'podplacement', reconciler, workers: 4 });
+//   ctrl.watch(pods);
+//   await mgr.start();   // until SIGTERM/SIGINT, then graceful shutdown
+
+// Time
+export { realClock, FakeClock, flushAsync, type Clock, type Timer } from './clock.js';
+
+// Errors
+export {
+  RuntimeError,
+  InvalidArgumentError,
+  ApiStatusError,
+  ApiTransportError,
+  WatchExpiredError,
+  WatchStalledError,
+  TerminalError,
+  isNotFound,
+  isConflict,
+  isAlreadyExists,
+  isGone,
+  type RuntimeErrorCode,
+} from './errors.js';
+
+// Objects, resources, API access and writes
+export {
+  objectKey,
+  splitObjectKey,
+  resourceVersionOf,
+  type KubeObject,
+  type KubeObjectMeta,
+  type KubeList,
+} from './object.js';
+export {
+  resourcePath,
+  apiVersionOf,
+  Pods,
+  Nodes,
+  Namespaces,
+  ConfigMaps,
+  Secrets,
+  CoreEvents,
+  Events,
+  Leases,
+  MutatingWebhookConfigurations,
+  ValidatingWebhookConfigurations,
+  CustomResourceDefinitions,
+  type ResourceType,
+} from './resources.js';
+export {
+  KubeClient,
+  type KubeClientOptions,
+  type RequestOptions,
+  type QueryValue,
+  type WatchStream,
+} from './client.js';
+export { decodeWatchStream, type WatchEvent } from './watch-decoder.js';
+export {
+  ResourceClient,
+  MERGE_PATCH,
+  JSON_PATCH,
+  APPLY_PATCH,
+  type ObjectRef,
+  type ListOptions,
+  type WriteOptions,
+  type ApplyOptions,
+} from './resource-client.js';
+export { retryOnConflict, type RetryOptions } from './retry.js';
+export { Backoff, type BackoffOptions } from './backoff.js';
+
+// Work queues
+export { WorkQueue, type Queue, type QueueOptions } from './workqueue/queue.js';
+export { DelayingWorkQueue, type DelayingQueue } from './workqueue/delaying-queue.js';
+export {
+  RateLimitingWorkQueue,
+  type RateLimitingQueue,
+  type RateLimitingQueueOptions,
+} from './workqueue/rate-limiting-queue.js';
+export {
+  ItemExponentialFailureRateLimiter,
+  BucketRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+  type RateLimiter,
+} from './workqueue/rate-limiters.js';
+export {
+  noopQueueMetrics,
+  type WorkQueueMetrics,
+  type WorkQueueMetricsProvider,
+} from './workqueue/metrics.js';
+export { prometheusWorkQueueMetrics } from './workqueue/prometheus-metrics.js';
+
+// Informers and caches
+export {
+  IndexedStore,
+  NAMESPACE_INDEX,
+  namespaceIndexFunc,
+  type Store,
+  type Indexer,
+  type IndexFunc,
+} from './cache/store.js';
+export {
+  Reflector,
+  type ReflectorOptions,
+  type ReflectorSink,
+  type ReflectorStats,
+} from './cache/reflector.js';
+export {
+  DefaultSharedInformer,
+  type SharedInformer,
+  type InformerOptions,
+  type ResourceEventHandler,
+  type HandlerRegistration,
+} from './cache/shared-informer.js';
+export { stripManagedFields } from './cache/transforms.js';
+export {
+  SharedInformerFactory,
+  type SharedInformerFactoryOptions,
+  type InformerRequest,
+} from './cache/informer-factory.js';
+
+// Controllers, lifecycle, leader election
+export { Controller, type ControllerOptions, type Reconciler } from './controller.js';
+export { decideRequeue, type ReconcileResult, type QueueAction } from './requeue-policy.js';
+export type { Runnable } from './runnable.js';
+export { LeaderElector, type LeaderElectionOptions, type LeaderCallbacks } from './leader-election.js';
+export {
+  decideLease,
+  microTime,
+  type LeaseSpec,
+  type LeaseDecision,
+  type ObservedLease,
+} from './lease-decision.js';
+export { Manager, LeaderElectionLostError, type ManagerOptions } from './manager.js';
+export { ProbeServer, type Check, type ProbeServerOptions } from './probe-server.js';
+export {
+  createLogger,
+  silentLogger,
+  isLogLevel,
+  LOG_LEVELS,
+  type Logger,
+  type LogLevel,
+  type LoggerOptions,
+} from './logging.js';
+
+// Status conditions and events
+export {
+  setStatusCondition,
+  removeStatusCondition,
+  findStatusCondition,
+  isStatusConditionTrue,
+  isStatusConditionFalse,
+  validateCondition,
+  metaTime,
+  type Condition,
+  type ConditionStatus,
+  type ConditionUpdate,
+} from './conditions.js';
+export {
+  EventCorrelator,
+  AGGREGATED_PREFIX,
+  type EventInput,
+  type EventRecord,
+  type EventType,
+  type ObjectReference,
+  type CorrelationResult,
+  type EventCorrelatorOptions,
+} from './event-correlator.js';
+export { KubeEventRecorder, type EventRecorder, type EventRecorderOptions } from './event-recorder.js';
+
+// Admission webhooks
+export {
+  allowed,
+  denied,
+  errored,
+  patched,
+  parseAdmissionReview,
+  admissionReviewResponse,
+  WebhookBadRequestError,
+  ADMISSION_API_VERSION,
+  type AdmissionHandler,
+  type AdmissionRequest,
+  type AdmissionResult,
+  type AdmissionOperation,
+  type GroupVersionKind,
+  type GroupVersionResource,
+} from './webhook/admission.js';
+export { WebhookServer, type WebhookServerOptions } from './webhook/server.js';
+export {
+  generateDevCertificate,
+  type DevCertificate,
+  type DevCertificateOptions,
+} from './webhook/dev-certificate.js';
+export { CertificateError, validateKeyPair, type KeyPair } from './webhook/certificate-source.js';

@@ -1,0 +1,301 @@
+// Wires a process together: API client, shared informers, controllers and other Runnables, leader election,
+// probes/metrics, logs, and graceful shutdown. Start order: probe server -> caches and other non-leader
+// runnables -> (after cache sync) leader election -> leader runnables (controllers). Shutdown (signal, SIGTERM or
+// SIGINT) runs in reverse: stop intake and drain controllers, release the lease, stop caches/webhooks, close
+// probes. Losing the lease is fatal: start() rejects with LeaderElectionLostError so the process exits and restarts
+// clean, as client-go/controller-runtime do. A runnable that rejects also shuts everything down.
+import os from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { SharedInformerFactory, type SharedInformerFactoryOptions } from './cache/informer-factory.js';
+import { KubeClient } from './client.js';
+import { realClock, type Clock } from './clock.js';
+import { Controller, type ControllerOptions } from './controller.js';
+import { RuntimeError } from './errors.js';
+import { KubeEventRecorder, type EventRecorderOptions } from './event-recorder.js';
+import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
+import { createLogger, isLogLevel, type LogLevel, type Logger } from './logging.js';
+import { ProbeServer, type Check } from './probe-server.js';
+import type { Runnable } from './runnable.js';
+import type { WorkQueueMetricsProvider } from './workqueue/metrics.js';
+import { prometheusWorkQueueMetrics } from './workqueue/prometheus-metrics.js';
+
+export class LeaderElectionLostError extends RuntimeError {
+  constructor(identity: string) {
+    super(
+      'TESSERA_LEADER_ELECTION',
+      `leader election lost by ${identity}; exiting so a fresh process can compete again`,
+    );
+  }
+}
+
+export interface ManagerOptions {
+  kubeConfig: KubeConfig;
+  /** Process name for logs and the default lease name. Default: 'tessera'. */
+  name?: string;
+  /** Leader election for leader runnables; false runs them at once. Default: false. */
+  leaderElection?:
+    | false
+    | (Partial<Omit<LeaderElectionOptions, 'client' | 'callbacks' | 'clock' | 'logger'>> & {
+        leaseNamespace: string;
+      });
+  /** Probe/metrics server; false disables it. Default: { host: '0.0.0.0', port: 8081 }. */
+  probes?: false | { host?: string; port?: number };
+  /** Informer tuning (namespace, resync, watchdog...). */
+  informers?: Omit<SharedInformerFactoryOptions, 'client' | 'clock' | 'logger'>;
+  /** Initial log level. Default: $TESSERA_LOG_LEVEL or 'info'. */
+  logLevel?: LogLevel;
+  /** Default: a pino JSON logger on stdout. When given, setLogLevel only works if it has a writable `level`. */
+  logger?: Logger;
+  /** Stop on SIGTERM/SIGINT; SIGUSR2 toggles debug logs. Default: true. */
+  handleSignals?: boolean;
+  /** Longest wait for controllers to drain and the lease to be released (ms). Default: 30,000. */
+  gracefulShutdownTimeoutMs?: number;
+  clock?: Clock;
+}
+
+type LeveledLogger = Logger & { level?: string };
+
+export class Manager {
+  readonly client: KubeClient;
+  readonly informers: SharedInformerFactory;
+  readonly registry: Registry;
+  readonly queueMetrics: WorkQueueMetricsProvider;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  private readonly probes: ProbeServer | undefined;
+  private readonly runnables: Runnable[] = [];
+  private readonly options: ManagerOptions;
+  private readonly initialLevel: LogLevel;
+  private leading = false;
+  private shuttingDown = false;
+  private started = false;
+
+  constructor(options: ManagerOptions) {
+    this.options = options;
+    this.clock = options.clock ?? realClock;
+    const envLevel = process.env.TESSERA_LOG_LEVEL ?? '';
+    this.initialLevel = options.logLevel ?? (isLogLevel(envLevel) ? envLevel : 'info');
+    this.logger =
+      options.logger ?? createLogger({ level: this.initialLevel, name: options.name ?? 'tessera' });
+    this.client = new KubeClient(options.kubeConfig, { userAgent: `${options.name ?? 'tessera'}/manager` });
+    this.registry = new Registry();
+    collectDefaultMetrics({ register: this.registry });
+    this.queueMetrics = prometheusWorkQueueMetrics(this.registry);
+    this.informers = new SharedInformerFactory({
+      ...options.informers,
+      client: this.client,
+      clock: this.clock,
+      logger: this.logger,
+    });
+    if (options.probes !== false) {
+      this.probes = new ProbeServer({
+        host: options.probes?.host,
+        port: options.probes?.port,
+        registry: this.registry,
+        getLogLevel: () => this.getLogLevel(),
+        setLogLevel: (level) => this.setLogLevel(level),
+      });
+      this.probes.addHealthCheck('ping', () => true);
+      this.probes.addReadyCheck(
+        'informers-synced',
+        () => this.informers.hasSynced() || 'caches have not synced yet',
+      );
+      this.probes.addReadyCheck('shutdown', () => !this.shuttingDown || 'shutting down');
+    }
+  }
+
+  /** Adds work to run; leader runnables (needsLeaderElection) start only while leading. Call before start(). */
+  add(runnable: Runnable): void {
+    this.runnables.push(runnable);
+  }
+
+  /** Creates a controller wired to this manager's logger, metrics and clock, and adds it. */
+  newController<K = string>(options: ControllerOptions<K>): Controller<K> {
+    const controller = new Controller<K>({
+      logger: this.logger,
+      registry: this.registry,
+      queueMetrics: this.queueMetrics,
+      clock: this.clock,
+      ...options,
+    });
+    this.add(controller);
+    return controller;
+  }
+
+  /** An event recorder reporting as `component` (events.k8s.io/v1 unless `api: 'v1'`). */
+  eventRecorder(
+    component: string,
+    options: Omit<EventRecorderOptions, 'client' | 'component'> = {},
+  ): KubeEventRecorder {
+    return new KubeEventRecorder({
+      clock: this.clock,
+      logger: this.logger,
+      ...options,
+      client: this.client,
+      component,
+    });
+  }
+
+  addHealthCheck(name: string, check: Check): void {
+    this.probes?.addHealthCheck(name, check);
+  }
+  addReadyCheck(name: string, check: Check): void {
+    this.probes?.addReadyCheck(name, check);
+  }
+
+  /** Bound probe port (0 before start or when disabled). */
+  probePort(): number {
+    return this.probes?.port() ?? 0;
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  getLogLevel(): LogLevel {
+    const level = (this.logger as LeveledLogger).level;
+    return level && isLogLevel(level) ? level : this.initialLevel;
+  }
+
+  /** Changes verbosity at run time (pino loggers). */
+  setLogLevel(level: LogLevel): void {
+    const logger = this.logger as LeveledLogger;
+    if ('level' in logger) logger.level = level;
+    this.logger.info({ level }, 'log level changed');
+  }
+
+  /**
+   * Runs until `signal` aborts (or SIGTERM/SIGINT), then shuts down gracefully. Rejects if a runnable failed or
+   * leadership was lost.
+   */
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.started)
+      throw new RuntimeError('TESSERA_INVALID_ARGUMENT', 'manager already started; create a new one');
+    this.started = true;
+    const stop = new AbortController();
+    let failure: unknown;
+    const fail = (err: unknown): void => {
+      if (failure === undefined) failure = err;
+      stop.abort();
+    };
+    const removeSignals = this.installSignals(stop);
+    const onOuterAbort = (): void => stop.abort();
+    signal?.addEventListener('abort', onOuterAbort, { once: true });
+    if (signal?.aborted) stop.abort();
+
+    const caches = new AbortController();
+    const leaderWork = new AbortController();
+    const election = new AbortController();
+    const running: Promise<void>[] = [];
+    const leaderRunning: Promise<void>[] = [];
+    const startAll = (list: Runnable[], runSignal: AbortSignal, into: Promise<void>[]): void => {
+      for (const r of list) {
+        into.push(
+          r.start(runSignal).catch((err: unknown) => {
+            this.logger.error({ err, runnable: r.name ?? 'unnamed' }, 'runnable failed; shutting down');
+            fail(err);
+          }),
+        );
+      }
+    };
+
+    try {
+      await this.probes?.listen();
+      this.logger.info({ probePort: this.probePort() }, 'manager starting');
+      startAll(
+        [this.informers, ...this.runnables.filter((r) => !r.needsLeaderElection)],
+        caches.signal,
+        running,
+      );
+      const synced = await this.informers.waitForCacheSync(stop.signal);
+      if (synced) this.logger.info({}, 'caches synced');
+      const leaders = this.runnables.filter((r) => r.needsLeaderElection);
+      let electionDone: Promise<void> = Promise.resolve();
+      if (!stop.signal.aborted) {
+        const le = this.options.leaderElection;
+        if (le) {
+          const elector = new LeaderElector({
+            ...le,
+            leaseName: le.leaseName ?? this.options.name ?? 'tessera',
+            identity: le.identity ?? `${os.hostname()}_${process.pid}`,
+            client: this.client,
+            clock: this.clock,
+            logger: this.logger,
+            callbacks: {
+              onStartedLeading: (leadingSignal) => {
+                this.leading = true;
+                startAll(leaders, AbortSignal.any([leadingSignal, leaderWork.signal]), leaderRunning);
+              },
+              onStoppedLeading: () => {
+                this.leading = false;
+              },
+              onNewLeader: (identity) => this.logger.info({ leader: identity }, 'leader observed'),
+            },
+          });
+          electionDone = elector.run(election.signal).then(() => {
+            if (!election.signal.aborted && !stop.signal.aborted)
+              fail(new LeaderElectionLostError(elector.identity));
+          });
+        } else {
+          this.leading = true;
+          startAll(leaders, leaderWork.signal, leaderRunning);
+        }
+      }
+      await new Promise<void>((resolve) => {
+        if (stop.signal.aborted) resolve();
+        else stop.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+
+      // Graceful shutdown, in reverse start order.
+      this.shuttingDown = true;
+      this.logger.info({}, 'shutting down: draining controllers');
+      leaderWork.abort();
+      const timeoutMs = this.options.gracefulShutdownTimeoutMs ?? 30_000;
+      if (!(await this.within(Promise.all(leaderRunning), timeoutMs)))
+        this.logger.warn({ timeoutMs }, 'controllers did not drain in time');
+      election.abort();
+      if (!(await this.within(electionDone, timeoutMs)))
+        this.logger.warn({ timeoutMs }, 'lease release timed out');
+      caches.abort();
+      await this.within(Promise.all(running), timeoutMs);
+      this.logger.info({}, 'manager stopped');
+    } finally {
+      removeSignals();
+      signal?.removeEventListener('abort', onOuterAbort);
+      leaderWork.abort();
+      election.abort();
+      caches.abort();
+      await this.probes?.close();
+      await this.client.close();
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  private async within(p: Promise<unknown>, ms: number): Promise<boolean> {
+    let timer: { cancel(): void } | undefined;
+    const timeout = new Promise<false>((resolve) => {
+      timer = this.clock.setTimer(() => resolve(false), ms);
+    });
+    const result = await Promise.race([p.then(() => true as const), timeout]);
+    timer?.cancel();
+    return result;
+  }
+
+  private installSignals(stop: AbortController): () => void {
+    if (this.options.handleSignals === false) return () => {};
+    const onStop = (sig: NodeJS.Signals): void => {
+      this.logger.info({ signal: sig }, 'received signal; shutting down gracefully');
+      stop.abort();
+    };
+    const onUsr2 = (): void => this.setLogLevel(this.getLogLevel() === 'debug' ? this.initialLevel : 'debug');
+    process.on('SIGTERM', onStop);
+    process.on('SIGINT', onStop);
+    process.on('SIGUSR2', onUsr2);
+    return () => {
+      process.off('SIGTERM', onStop);
+      process.off('SIGINT', onStop);
+      process.off('SIGUSR2', onUsr2);
+    };
+  }
+}

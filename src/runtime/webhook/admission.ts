@@ -1,0 +1,133 @@
+// AdmissionReview v1 in and out, as pure functions: parseAdmissionReview() validates what the API server sent
+// (throwing WebhookBadRequestError with a reason fit for a 400 answer and a log line), and the response
+// constructors (allowed, denied, patched, errored) build what a handler returns. patched() computes the RFC 6902
+// JSON patch between the original and the mutated object, which the server base64-encodes into the response.
+import fastJsonPatch, { type Operation } from 'fast-json-patch';
+import { RuntimeError } from '../errors.js';
+
+export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+
+export class WebhookBadRequestError extends RuntimeError {
+  constructor(message: string) {
+    super('TESSERA_WEBHOOK_BAD_REQUEST', message);
+  }
+}
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+/** admission.k8s.io/v1 AdmissionRequest (the fields handlers use). */
+export interface AdmissionRequest {
+  uid: string;
+  kind: GroupVersionKind;
+  resource: GroupVersionResource;
+  subResource?: string;
+  requestKind?: GroupVersionKind;
+  requestResource?: GroupVersionResource;
+  name?: string;
+  namespace?: string;
+  operation: AdmissionOperation;
+  userInfo: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  /** The object being admitted (absent on DELETE). */
+  object?: unknown;
+  oldObject?: unknown;
+  dryRun?: boolean;
+  options?: unknown;
+}
+
+/** What a handler decides. */
+export interface AdmissionResult {
+  allowed: boolean;
+  /** Shown to the user on denial. */
+  status?: { code?: number; message?: string; reason?: string };
+  /** JSON patch to apply (mutating webhooks). */
+  patch?: Operation[];
+  warnings?: string[];
+  auditAnnotations?: Record<string, string>;
+}
+
+export interface AdmissionHandler {
+  /** Decides on one request; `signal` aborts when the request times out. Throwing yields an `errored(500)`. */
+  handle(request: AdmissionRequest, signal: AbortSignal): Promise<AdmissionResult> | AdmissionResult;
+}
+
+export function allowed(message?: string): AdmissionResult {
+  return message ? { allowed: true, status: { code: 200, message } } : { allowed: true };
+}
+
+export function denied(message: string, code = 403, reason = 'Forbidden'): AdmissionResult {
+  return { allowed: false, status: { code, message, reason } };
+}
+
+export function errored(code: number, err: unknown): AdmissionResult {
+  return { allowed: false, status: { code, message: err instanceof Error ? err.message : String(err) } };
+}
+
+/** Allows with the JSON patch turning `original` into `mutated` (no patch when equal). */
+export function patched(original: unknown, mutated: unknown, warnings?: string[]): AdmissionResult {
+  const ops = fastJsonPatch.compare(original as object, mutated as object);
+  const result: AdmissionResult = { allowed: true };
+  if (ops.length > 0) result.patch = ops;
+  if (warnings?.length) result.warnings = warnings;
+  return result;
+}
+
+const OPERATIONS: readonly string[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Validates a decoded request body as an admission.k8s.io/v1 AdmissionReview and returns its request. */
+export function parseAdmissionReview(body: unknown): AdmissionRequest {
+  if (!isRecord(body)) throw new WebhookBadRequestError('body is not a JSON object');
+  if (body.kind !== 'AdmissionReview')
+    throw new WebhookBadRequestError(`kind is ${JSON.stringify(body.kind)}, expected "AdmissionReview"`);
+  if (body.apiVersion !== ADMISSION_API_VERSION) {
+    throw new WebhookBadRequestError(
+      `apiVersion is ${JSON.stringify(body.apiVersion)}, expected "${ADMISSION_API_VERSION}" (set admissionReviewVersions: ["v1"])`,
+    );
+  }
+  const req = body.request;
+  if (!isRecord(req)) throw new WebhookBadRequestError('request is missing');
+  if (typeof req.uid !== 'string' || req.uid === '')
+    throw new WebhookBadRequestError('request.uid is missing');
+  if (typeof req.operation !== 'string' || !OPERATIONS.includes(req.operation))
+    throw new WebhookBadRequestError(
+      `request.operation ${JSON.stringify(req.operation)} is not one of ${OPERATIONS.join(', ')}`,
+    );
+  if (!isRecord(req.kind) || typeof req.kind.kind !== 'string')
+    throw new WebhookBadRequestError('request.kind is missing');
+  if (!isRecord(req.resource) || typeof req.resource.resource !== 'string')
+    throw new WebhookBadRequestError('request.resource is missing');
+  if (req.userInfo !== undefined && !isRecord(req.userInfo))
+    throw new WebhookBadRequestError('request.userInfo is not an object');
+  return {
+    ...(req as unknown as AdmissionRequest),
+    userInfo: (req.userInfo ?? {}) as AdmissionRequest['userInfo'],
+  };
+}
+
+/** The AdmissionReview to send back for request `uid`. */
+export function admissionReviewResponse(uid: string, result: AdmissionResult): Record<string, unknown> {
+  const response: Record<string, unknown> = { uid, allowed: result.allowed };
+  if (result.status) response.status = result.status;
+  if (result.patch && result.patch.length > 0) {
+    response.patchType = 'JSONPatch';
+    response.patch = Buffer.from(JSON.stringify(result.patch)).toString('base64');
+  }
+  if (result.warnings?.length) response.warnings = result.warnings;
+  if (result.auditAnnotations) response.auditAnnotations = result.auditAnnotations;
+  return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
+}

@@ -1,0 +1,133 @@
+// Serving certificate for the webhook: either generated in memory for development, or read from cert/key files and
+// re-read whenever they change (cert-manager or kubelet secret updates swap files in place). A changed pair is
+// validated before use; a broken pair is logged and the previous one stays in service.
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import tls from 'node:tls';
+import type { Clock, Timer } from '../clock.js';
+import { RuntimeError } from '../errors.js';
+import type { Logger } from '../logging.js';
+
+export interface KeyPair {
+  certPem: string;
+  keyPem: string;
+}
+
+export class CertificateError extends RuntimeError {
+  constructor(message: string, cause?: unknown) {
+    super('TESSERA_CERTIFICATE', message, { cause });
+  }
+}
+
+/** Checks that `pair` is a usable certificate/key pair; throws CertificateError otherwise. */
+export function validateKeyPair(pair: KeyPair): void {
+  try {
+    tls.createSecureContext({ cert: pair.certPem, key: pair.keyPem });
+  } catch (err) {
+    throw new CertificateError(
+      `certificate/key pair is unusable: ${err instanceof Error ? err.message : String(err)}`,
+      err,
+    );
+  }
+}
+
+export interface FileCertificateOptions {
+  certFile: string;
+  keyFile: string;
+  /** How often the files are checked (ms), besides file-system notifications. Default: 10,000. */
+  pollIntervalMs?: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Watches a cert/key file pair; calls `onChange` with each new valid pair. */
+export class FileCertificateWatcher {
+  private fingerprint = '';
+  private timer: Timer | undefined;
+  private watcher: FSWatcher | undefined;
+  private stopped = false;
+  private checking: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly options: FileCertificateOptions,
+    private readonly onChange: (pair: KeyPair) => void,
+  ) {}
+
+  /** Reads the pair once (throwing CertificateError if unusable) and starts watching. */
+  async start(): Promise<KeyPair> {
+    const pair = await this.read();
+    validateKeyPair(pair);
+    this.fingerprint = pair.certPem + pair.keyPem;
+    try {
+      this.watcher = watch(path.dirname(this.options.certFile), () => this.check());
+      this.watcher.on('error', () => undefined);
+    } catch {
+      // Polling alone still works.
+    }
+    this.schedule();
+    return pair;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.watcher?.close();
+  }
+
+  /** Re-reads the files now (also called by the timer and file notifications). */
+  check(): Promise<void> {
+    this.checking = this.checking.then(() => this.reload());
+    return this.checking;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = this.options.clock.setTimer(() => {
+      void this.check().finally(() => this.schedule());
+    }, this.options.pollIntervalMs ?? 10_000);
+  }
+
+  private async reload(): Promise<void> {
+    if (this.stopped) return;
+    let pair: KeyPair;
+    try {
+      pair = await this.read();
+    } catch (err) {
+      this.options.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'cannot read webhook certificate files; keeping the current ones',
+      );
+      return;
+    }
+    const fingerprint = pair.certPem + pair.keyPem;
+    if (fingerprint === this.fingerprint) return;
+    try {
+      validateKeyPair(pair);
+    } catch (err) {
+      // Files are often written one after the other: a cert without its new key is expected briefly.
+      this.options.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'new webhook certificate files are not a valid pair (yet); keeping the current ones',
+      );
+      return;
+    }
+    this.fingerprint = fingerprint;
+    this.onChange(pair);
+    this.options.logger.info({ certFile: this.options.certFile }, 'webhook certificate reloaded');
+  }
+
+  private async read(): Promise<KeyPair> {
+    const { certFile, keyFile } = this.options;
+    try {
+      await Promise.all([stat(certFile), stat(keyFile)]);
+      const [certPem, keyPem] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
+      return { certPem, keyPem };
+    } catch (err) {
+      throw new CertificateError(
+        `cannot read ${certFile} / ${keyFile}: ${err instanceof Error ? err.message : String(err)}`,
+        err,
+      );
+    }
+  }
+}

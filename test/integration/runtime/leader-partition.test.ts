@@ -1,0 +1,78 @@
+// A leader cut off from the API server must stop its leader work (renew deadline) before another candidate can
+// take the lease (lease duration), so a partition never yields two active leaders. In-process electors with short
+// timings; the first one talks to kube-apiserver through a proxy the test shuts down.
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, describe, expect, it } from 'vitest';
+import { KubeClient } from '../../../src/runtime/client.js';
+import { LeaderElector } from '../../../src/runtime/leader-election.js';
+import { eventually, testKubeConfig, useTestNamespace } from '../../support/cluster.js';
+import { startTcpProxy } from './tcp-proxy.js';
+
+describe('leader election under a network partition', () => {
+  const ns = useTestNamespace('rt-partition');
+  const clients: KubeClient[] = [];
+  afterAll(async () => {
+    for (const c of clients) await c.close();
+  });
+
+  it('the cut-off leader steps down before the other candidate takes over', async () => {
+    const kc = testKubeConfig();
+    const url = new URL(kc.getCurrentCluster()?.server ?? '');
+    const proxy = await startTcpProxy(url.hostname, Number(url.port));
+    const proxied = new KubeConfig();
+    proxied.loadFromString(kc.exportConfig());
+    const current = proxied.getCurrentCluster();
+    proxied.clusters = proxied.clusters.map((c) =>
+      c.name === current?.name ? { ...c, server: `https://127.0.0.1:${proxy.port}` } : c,
+    );
+    const viaProxy = new KubeClient(proxied, { requestTimeoutMs: 1_000 });
+    const direct = new KubeClient(kc);
+    clients.push(viaProxy, direct);
+
+    const timeline: Array<{ who: string; what: string; at: number }> = [];
+    const timings = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+    const elector = (who: string, client: KubeClient): LeaderElector =>
+      new LeaderElector({
+        client,
+        leaseName: 'partition',
+        leaseNamespace: ns.name,
+        identity: who,
+        ...timings,
+        callbacks: {
+          onStartedLeading: (signal) => {
+            timeline.push({ who, what: 'start', at: Date.now() });
+            signal.addEventListener('abort', () =>
+              timeline.push({ who, what: 'abort-signal', at: Date.now() }),
+            );
+          },
+          onStoppedLeading: () => timeline.push({ who, what: 'stop', at: Date.now() }),
+        },
+      });
+    const stopA = new AbortController();
+    const stopB = new AbortController();
+    const a = elector('a', viaProxy);
+    const runA = a.run(stopA.signal);
+    await eventually(async () => expect(a.isLeader()).toBe(true), { what: 'a to lead' });
+    const b = elector('b', direct);
+    const runB = b.run(stopB.signal);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(b.isLeader()).toBe(false);
+
+    const cutAt = Date.now();
+    await proxy.close(); // a can no longer reach the API server at all
+    await eventually(async () => expect(b.isLeader()).toBe(true), {
+      timeoutMs: 15_000,
+      intervalMs: 50,
+      what: 'b to take over',
+    });
+    await runA; // a's run() ends once it stepped down
+    const aStopped = timeline.find((e) => e.who === 'a' && e.what === 'abort-signal')?.at ?? Infinity;
+    const bStarted = timeline.find((e) => e.who === 'b' && e.what === 'start')?.at ?? 0;
+    expect(aStopped).toBeLessThan(bStarted);
+    expect(aStopped - cutAt).toBeLessThanOrEqual(timings.renewDeadlineMs + timings.retryPeriodMs + 1_000);
+    expect(timeline.filter((e) => e.who === 'a' && e.what === 'stop')).toHaveLength(1);
+    stopA.abort();
+    stopB.abort();
+    await runB;
+  }, 60_000);
+});
