@@ -1,0 +1,374 @@
+// `npm run bench -- nodepool`: the NodePool side at scale. One real management cluster with 500 NodePools
+// (25 hosted clusters x 20); the bench plays the Node Tuning Operator by writing status ConfigMaps itself, and
+// watches the NodePools independently of the controller to time each status change -> NodePool condition, and to
+// count NodePool writes (MODIFIED events) per status change and for timestamp-only (heartbeat) changes.
+import { performance } from 'node:perf_hooks';
+import { Registry } from 'prom-client';
+import { startDevCluster } from '../src/devcluster/cluster.js';
+import {
+  ConfigMaps,
+  KubeClient,
+  type KubeObject,
+  Namespaces,
+  ResourceClient,
+  SharedInformerFactory,
+} from '../src/runtime/index.js';
+import type {
+  ConfigMap,
+  HostedControlPlane,
+  NodePool,
+  PerformanceProfileStatus,
+} from '../src/nodepool/api-types.js';
+import { ANNOTATIONS, APPLIED_SUCCESSFULLY_CONDITION, DATA_KEYS, LABELS } from '../src/nodepool/constants.js';
+import { performanceProfileManifest } from '../src/nodepool/hosted-cluster-pair.js';
+import { installNodePoolCrds } from '../src/nodepool/install.js';
+import { hostedControlPlaneNamespace } from '../src/nodepool/names.js';
+import { createNodePoolController } from '../src/nodepool/nodepool-controller.js';
+import { nextProfileStatus, type ProfileState } from '../src/nodepool/profile-status.js';
+import { HostedControlPlanes, NodePools } from '../src/nodepool/resources.js';
+import { desiredStatusConfigMap } from '../src/nodepool/status-configmap.js';
+import type { BenchMetric, BenchResult } from './types.js';
+
+const CLUSTERS = 25;
+const POOLS_PER_CLUSTER = 20;
+const PACED_PER_SECOND = 50;
+const NS = 'clusters';
+
+interface Pool {
+  readonly key: string;
+  readonly name: string;
+  readonly hcpNs: string;
+  readonly profile: string;
+  status?: PerformanceProfileStatus;
+  mirror?: ConfigMap;
+  statusCm?: ConfigMap;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] ?? Number.NaN;
+}
+
+async function inBatches<T>(
+  items: readonly T[],
+  size: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
+}
+
+/** Runs `fn` over `items` with at most `concurrency` calls in flight. */
+async function pooled<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < items.length; i = next++) await fn(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 120_000,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export async function run(): Promise<BenchResult> {
+  const cluster = await startDevCluster({
+    name: `bench-nodepool-${process.pid}`,
+    nodes: 'none',
+    scheduler: false,
+    kwok: false,
+    controllerManager: false,
+    log: (l) => process.stderr.write(`[bench cluster] ${l}\n`),
+  });
+  const client = new KubeClient(await cluster.kubeConfig(), { userAgent: 'tessera-bench' });
+  const stop = new AbortController();
+  const running: Promise<void>[] = [];
+  try {
+    await installNodePoolCrds(client, 'management');
+    const namespaces = new ResourceClient<KubeObject>(client, Namespaces);
+    const configMaps = new ResourceClient<ConfigMap>(client, ConfigMaps);
+    const nodePools = new ResourceClient<NodePool>(client, NodePools);
+    const hcps = new ResourceClient<HostedControlPlane>(client, HostedControlPlanes);
+
+    const pools: Pool[] = [];
+    await namespaces.create({ metadata: { name: NS } });
+    for (let c = 0; c < CLUSTERS; c++) {
+      const hc = `hc${c}`;
+      const hcpNs = hostedControlPlaneNamespace(NS, hc);
+      await namespaces.create({ metadata: { name: hcpNs } });
+      await hcps.create({
+        metadata: {
+          name: hc,
+          namespace: hcpNs,
+          annotations: { [ANNOTATIONS.hostedClusterOnHCP]: `${NS}/${hc}` },
+        },
+        spec: {},
+      });
+      for (let p = 0; p < POOLS_PER_CLUSTER; p++) {
+        const name = `${hc}-np${p}`;
+        pools.push({ key: `${NS}/${name}`, name, hcpNs, profile: `pp-${name}` });
+      }
+    }
+    const clusterOf = (pool: Pool): string => pool.name.slice(0, pool.name.indexOf('-np'));
+    await inBatches(pools, 25, async (pool) => {
+      await configMaps.create({
+        metadata: { name: `${pool.profile}-tuning`, namespace: NS },
+        data: { [DATA_KEYS.tuning]: performanceProfileManifest(pool.profile, pool.name) },
+      });
+      await nodePools.create({
+        metadata: { name: pool.name, namespace: NS },
+        spec: { clusterName: clusterOf(pool), tuningConfig: [{ name: `${pool.profile}-tuning` }] },
+      });
+    });
+
+    // Baseline, same cluster, before the controller runs: the bench itself writes every NodePool status once,
+    // with as many requests in flight as the controller has workers. This is the API server's own pace.
+    const baselineLatencies: number[] = [];
+    const baselineStart = performance.now();
+    await pooled(pools, 4, async (pool) => {
+      const t0 = performance.now();
+      await nodePools.mergePatch(
+        { namespace: NS, name: pool.name },
+        {
+          status: {
+            conditions: [
+              {
+                type: 'BenchBaseline',
+                status: 'True',
+                reason: 'Bench',
+                lastTransitionTime: new Date().toISOString(),
+              },
+            ],
+          },
+        },
+        { subresource: 'status' },
+      );
+      baselineLatencies.push(performance.now() - t0);
+    });
+    const baselinePerSecond = pools.length / ((performance.now() - baselineStart) / 1000);
+    baselineLatencies.sort((a, b) => a - b);
+
+    // Independent observer: every NodePool MODIFIED event, and the summary condition it carries.
+    const observerFactory = new SharedInformerFactory({ client });
+    const observed = observerFactory.informerFor<NodePool>({ type: NodePools, namespace: NS });
+    const summaryOf = (np: NodePool): string => {
+      const c = np.status?.conditions?.find((x) => x.type === APPLIED_SUCCESSFULLY_CONDITION);
+      return c ? `${c.status}/${c.reason ?? ''}` : '';
+    };
+    let modified = 0;
+    const waiters = new Map<string, { want: string; t0: number; done: (ms: number) => void }>();
+    observed.addEventHandler({
+      onUpdate: (_old, np) => {
+        modified++;
+        const key = `${np.metadata.namespace ?? ''}/${np.metadata.name ?? ''}`;
+        const w = waiters.get(key);
+        if (w && summaryOf(np) === w.want) {
+          waiters.delete(key);
+          w.done(performance.now() - w.t0);
+        }
+      },
+    });
+    running.push(observerFactory.start(stop.signal));
+    await observerFactory.waitForCacheSync(stop.signal);
+
+    const registry = new Registry();
+    const started = performance.now();
+    running.push(
+      createNodePoolController({ management: client, registry, staleAfterMs: 0 }).start(stop.signal),
+    );
+    const current = (pool: Pool): string => {
+      const np = observed.getIndexer().get(pool.key);
+      return np ? summaryOf(np) : '';
+    };
+    // The controller mirrors each PerformanceProfile and reports "not reported yet" until a status exists.
+    await waitFor('initial NodePool conditions', () => pools.every((p) => current(p).startsWith('Unknown/')));
+    const mirrors = await configMaps.list({ labelSelector: `${LABELS.ppConfigMap}=true` });
+    const mirrorByPool = new Map(
+      mirrors.items.map((m) => [m.metadata.annotations?.[ANNOTATIONS.nodePool] ?? '', m]),
+    );
+    const initialMs = performance.now() - started;
+
+    const now = (): number => Date.now();
+    const statusFor = (pool: Pool, state: ProfileState, heartbeatOnly = false): PerformanceProfileStatus => {
+      const next = nextProfileStatus({
+        previous: pool.status,
+        state,
+        profileName: pool.profile,
+        nodePoolName: pool.name,
+        now: now(),
+        heartbeatIntervalMs: heartbeatOnly ? 1 : 0,
+      });
+      pool.status = next.status;
+      return next.status;
+    };
+
+    // Phase 0: NTO reports every profile Available (creates the status ConfigMaps).
+    await inBatches(pools, 25, async (pool) => {
+      const mirror = mirrorByPool.get(pool.key);
+      if (!mirror) throw new Error(`bench: no mirrored PerformanceProfile ConfigMap for ${pool.key}`);
+      pool.mirror = mirror;
+      pool.statusCm = await configMaps.create(
+        desiredStatusConfigMap(mirror, pool.profile, statusFor(pool, { kind: 'Available' })),
+      );
+    });
+    await waitFor('all NodePools Available', () => pools.every((p) => current(p) === 'True/AsExpected'));
+    await new Promise((r) => setTimeout(r, 500));
+
+    const change = async (pool: Pool, state: ProfileState, want: string): Promise<number> => {
+      const mirror = pool.mirror;
+      const existing = pool.statusCm;
+      if (!mirror || !existing) throw new Error(`bench: ${pool.key} has no status ConfigMap`);
+      const desired = desiredStatusConfigMap(mirror, pool.profile, statusFor(pool, state));
+      const latency = new Promise<number>((resolve) =>
+        waiters.set(pool.key, { want, t0: performance.now(), done: resolve }),
+      );
+      pool.statusCm = await configMaps.update({ ...existing, data: desired.data });
+      return latency;
+    };
+
+    // Phase 1: paced meaningful changes, Available -> Degraded, one per NodePool.
+    const degraded: ProfileState = {
+      kind: 'Degraded',
+      reason: 'TunedProfileDegraded',
+      message: 'Tuned n Degraded Reason: bench.\n',
+    };
+    const modifiedBefore = modified;
+    const paced: Promise<number>[] = [];
+    for (const pool of pools) {
+      paced.push(change(pool, degraded, 'False/TunedProfileDegraded'));
+      await new Promise((r) => setTimeout(r, 1000 / PACED_PER_SECOND));
+    }
+    const pacedLatencies = (await Promise.all(paced)).sort((a, b) => a - b);
+    await new Promise((r) => setTimeout(r, 1000));
+    const pacedWrites = modified - modifiedBefore;
+
+    // Phase 2: all 500 back to Available at once.
+    const burstStart = performance.now();
+    const burst = await Promise.all(
+      pools.map((pool) => change(pool, { kind: 'Available' }, 'True/AsExpected')),
+    );
+    const burstMs = performance.now() - burstStart;
+    const burstLatencies = burst.sort((a, b) => a - b);
+    await new Promise((r) => setTimeout(r, 1000));
+
+    // Phase 3: timestamp-only changes (NTO heartbeats) on every status ConfigMap.
+    const reconciles = async (): Promise<number> => {
+      const metric = await registry.getSingleMetric('controller_runtime_reconcile_total')?.get();
+      return (metric?.values ?? []).reduce((sum, v) => sum + v.value, 0);
+    };
+    const reconcilesBefore = await reconciles();
+    const modifiedBeforeHb = modified;
+    await new Promise((r) => setTimeout(r, 1100)); // heartbeats land in a later second than the last write
+    await inBatches(pools, 25, async (pool) => {
+      const mirror = pool.mirror;
+      const existing = pool.statusCm;
+      if (!mirror || !existing) return;
+      const desired = desiredStatusConfigMap(
+        mirror,
+        pool.profile,
+        statusFor(pool, { kind: 'Available' }, true),
+      );
+      pool.statusCm = await configMaps.update({ ...existing, data: desired.data });
+    });
+    await waitFor(
+      'controller to reconcile every heartbeat',
+      async () => (await reconciles()) - reconcilesBefore >= pools.length,
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    const heartbeatWrites = modified - modifiedBeforeHb;
+
+    const histogram = await registry.getSingleMetric('controller_runtime_reconcile_time_seconds')?.get();
+    const sumOf = (suffix: string): number =>
+      (histogram?.values ?? [])
+        .filter(
+          (v) =>
+            (v as { metricName?: string }).metricName ===
+            `controller_runtime_reconcile_time_seconds${suffix}`,
+        )
+        .reduce((sum, v) => sum + v.value, 0);
+    const reconcileCount = sumOf('_count');
+    const reconcileMeanMs = reconcileCount > 0 ? (sumOf('_sum') / reconcileCount) * 1000 : Number.NaN;
+
+    const metrics: BenchMetric[] = [
+      {
+        name: 'p50_status_to_condition_ms',
+        value: percentile(pacedLatencies, 50),
+        unit: 'ms',
+        baseline: `${pools.length} NodePools, ${PACED_PER_SECOND} status changes/s`,
+      },
+      {
+        name: 'p99_status_to_condition_ms',
+        value: percentile(pacedLatencies, 99),
+        unit: 'ms',
+        goal: { op: '<=', value: 1000 },
+        baseline: `${pools.length} NodePools, ${PACED_PER_SECOND} status changes/s`,
+      },
+      {
+        name: 'nodepool_writes_per_status_change',
+        value: pacedWrites / pools.length,
+        unit: 'writes',
+        goal: { op: '==', value: 1 },
+      },
+      {
+        name: 'nodepool_writes_for_timestamp_only_changes',
+        value: heartbeatWrites,
+        unit: 'writes',
+        goal: { op: '==', value: 0 },
+        baseline: `${pools.length} heartbeat-only status updates`,
+      },
+      {
+        name: 'burst_p50_status_to_condition_ms',
+        value: percentile(burstLatencies, 50),
+        unit: 'ms',
+        baseline: `${pools.length} status changes at once`,
+      },
+      {
+        name: 'burst_p99_status_to_condition_ms',
+        value: percentile(burstLatencies, 99),
+        unit: 'ms',
+        baseline: `${pools.length} status changes at once`,
+      },
+      { name: 'burst_all_reflected_ms', value: burstMs, unit: 'ms' },
+      {
+        name: 'burst_throughput_ratio_vs_direct_writes',
+        value: pools.length / (burstMs / 1000) / baselinePerSecond,
+        unit: 'ratio',
+        baseline: `bench writing ${pools.length} NodePool statuses directly, 4 in flight, same run: ${baselinePerSecond.toFixed(1)}/s`,
+      },
+      { name: 'direct_nodepool_status_write_p50_ms', value: percentile(baselineLatencies, 50), unit: 'ms' },
+      { name: 'direct_nodepool_status_write_p99_ms', value: percentile(baselineLatencies, 99), unit: 'ms' },
+      {
+        name: 'initial_sync_all_nodepools_ms',
+        value: initialMs,
+        unit: 'ms',
+        baseline: `${pools.length} NodePools, mirrors created`,
+      },
+      { name: 'nodepool_count', value: pools.length, unit: 'count' },
+      { name: 'reconciles_total', value: reconcileCount, unit: 'count' },
+      {
+        name: 'reconcile_mean_ms',
+        value: reconcileMeanMs,
+        unit: 'ms',
+        baseline: 'includes the NodePool status write',
+      },
+    ];
+    return { metrics };
+  } finally {
+    stop.abort();
+    await Promise.allSettled(running);
+    await client.close();
+    await cluster.stop({ wipe: true });
+  }
+}

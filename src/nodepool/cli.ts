@@ -1,0 +1,53 @@
+// `tessera nodepool ...`: NodePool performance-profile status. Only commander is imported here; the
+// implementation loads when a command runs.
+import type { Command } from 'commander';
+
+export function registerNodePoolCommands(program: Command): void {
+  const nodepool = program.command('nodepool').description('HyperShift NodePools: PerformanceProfile status');
+
+  nodepool
+    .command('status')
+    .description('print the PerformanceProfile conditions of one NodePool, or of all')
+    .argument('[NAMESPACE/NAME]', 'the NodePool; all NodePools when omitted')
+    .option(
+      '--kubeconfig <path>',
+      'kubeconfig of the management cluster (default: $KUBECONFIG, then ~/.kube/config)',
+    )
+    .option('-n, --namespace <namespace>', 'only NodePools in this namespace')
+    .option('--all-conditions', 'also show conditions set by other controllers', false)
+    .action(
+      async (
+        target: string | undefined,
+        opts: { kubeconfig?: string; namespace?: string; allConditions: boolean },
+      ) => {
+        const { runNodePoolStatus } = await import('./status-command.js');
+        process.exitCode = await runNodePoolStatus({ target, ...opts, out: process.stdout });
+      },
+    );
+
+  nodepool
+    .command('run')
+    .description(
+      'run the NodePool performance-status controller (and, with a hosted cluster, the NTO status writer)',
+    )
+    .option(
+      '--kubeconfig <path>',
+      'kubeconfig of the management cluster (default: $KUBECONFIG, then ~/.kube/config)',
+    )
+    .option('--hosted-kubeconfig <path>', 'kubeconfig of a hosted cluster: also write its status ConfigMaps')
+    .option('--hcp-namespace <namespace>', 'the hosted control plane namespace of that hosted cluster')
+    .option('--stale-after <seconds>', 'report a status stale when its heartbeat is older (0: never)', '0')
+    .option('--heartbeat <seconds>', 'status writer heartbeat interval (0: write on change only)', '300')
+    .action(
+      async (opts: {
+        kubeconfig?: string;
+        hostedKubeconfig?: string;
+        hcpNamespace?: string;
+        staleAfter: string;
+        heartbeat: string;
+      }) => {
+        const { runNodePoolControllers } = await import('./run-command.js');
+        await runNodePoolControllers(opts);
+      },
+    );
+}

@@ -1,0 +1,358 @@
+// The NodePool side (imperative shell), in the management cluster. For each NodePool it mirrors the referenced
+// PerformanceProfile into the HCP namespace (`<cm>-<nodepool>`), reads the status ConfigMaps labelled for it,
+// asks nodepool-conditions.ts for the conditions, and writes the NodePool status only when they changed
+// meaningfully. It watches NodePools, status ConfigMaps (by label), mirrored PP ConfigMaps and HostedControlPlanes,
+// so every status change is reflected, not only NodePool generation changes.
+// Guarantees: one NodePool status write per meaningful change, none for timestamp-only changes; conditions of
+// other controllers are preserved (read-modify-write guarded by resourceVersion; a conflict retries).
+import type { Registry } from 'prom-client';
+import { Counter } from 'prom-client';
+import {
+  type Clock,
+  ConfigMaps,
+  Controller,
+  InvalidArgumentError,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  type KubeClient,
+  type Logger,
+  objectKey,
+  realClock,
+  type ReconcileResult,
+  ResourceClient,
+  type Runnable,
+  SharedInformerFactory,
+  silentLogger,
+} from '../runtime/index.js';
+import type { ConfigMap, HostedControlPlane, NodePool } from './api-types.js';
+import { ANNOTATIONS, DATA_KEYS, LABELS } from './constants.js';
+import { NodePoolError } from './errors.js';
+import { assessNodePoolPerformance, SUMMARY_REASONS, type ProfileReference } from './nodepool-conditions.js';
+import {
+  hostedControlPlaneNamespace,
+  performanceProfileConfigMapName,
+  statusConfigMapName,
+} from './names.js';
+import { HostedControlPlanes, NodePools } from './resources.js';
+import { runTogether } from './run-all.js';
+import { performanceProfileNameIn, refOf } from './status-configmap.js';
+
+export interface NodePoolControllerOptions {
+  /** Client of the management cluster. Required. */
+  management: KubeClient;
+  /**
+   * A status whose newest heartbeat is older than this is reported stale. Milliseconds; 0 disables the check.
+   * Default: 0, because the reference Node Tuning Operator rewrites a status only when it changes; enable it (e.g.
+   * 900,000) with a writer that refreshes heartbeats, such as createStatusWriter (every 5 min by default).
+   */
+  staleAfterMs?: number;
+  /** Concurrent reconciles. Default: 4. */
+  workers?: number;
+  /** Only NodePools in this namespace. Default: all namespaces. */
+  namespace?: string;
+  /** Field manager of the writes. Default: `tessera-nodepool`. */
+  fieldManager?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /**
+   * Registers `tessera_nodepool_status_writes_total`, `tessera_nodepool_mirror_writes_total` and the controller's
+   * `controller_runtime_reconcile_*` metrics. Default: none.
+   */
+  registry?: Registry;
+}
+
+const NODEPOOL_KEY_INDEX = 'nodePoolKey';
+const HCP_NODEPOOL_INDEX = 'hcpNodePool';
+const TUNING_REF_INDEX = 'tuningConfigMap';
+const HCP_NAMESPACE_INDEX = 'hcpNamespace';
+/** Retry delay after a write lost to a newer object version (the cache catches up within milliseconds). */
+const CACHE_LAG_RETRY_MS = 20;
+
+/** What the NodePool references, and the manifest to mirror. */
+interface Resolved {
+  readonly reference: ProfileReference;
+  readonly mirror?: { readonly name: string; readonly tuning: string };
+}
+
+export function createNodePoolController(options: NodePoolControllerOptions): Runnable {
+  const staleAfterMs = options.staleAfterMs ?? 0;
+  if (!(staleAfterMs >= 0)) throw new InvalidArgumentError('staleAfterMs', 'must be >= 0');
+  const clock = options.clock ?? realClock;
+  const logger = (options.logger ?? silentLogger).child({ component: 'nodepool-performance-status' });
+  const fieldManager = options.fieldManager ?? 'tessera-nodepool';
+
+  const factory = new SharedInformerFactory({ client: options.management, clock, logger });
+  const nodePools = factory.informerFor<NodePool>({
+    type: NodePools,
+    namespace: options.namespace,
+    indexers: {
+      [TUNING_REF_INDEX]: (np) =>
+        (np.spec.tuningConfig ?? []).map((ref) => `${np.metadata.namespace ?? ''}/${ref.name}`),
+      [HCP_NAMESPACE_INDEX]: (np) => [
+        hostedControlPlaneNamespace(np.metadata.namespace ?? '', np.spec.clusterName),
+      ],
+    },
+  });
+  const hcps = factory.informerFor<HostedControlPlane>({ type: HostedControlPlanes });
+  // Status and mirrored ConfigMaps, indexed by "<HCP namespace>/<nodePool label>".
+  const hcpNodePool = (cm: ConfigMap): string[] => {
+    const np = cm.metadata.labels?.[LABELS.nodePool];
+    return np ? [`${cm.metadata.namespace ?? ''}/${np}`] : [];
+  };
+  const statusConfigMaps = factory.informerFor<ConfigMap>({
+    type: ConfigMaps,
+    labelSelector: `${LABELS.statusConfigMap}=true`,
+    indexers: { [HCP_NODEPOOL_INDEX]: hcpNodePool },
+  });
+  const mirrors = factory.informerFor<ConfigMap>({
+    type: ConfigMaps,
+    labelSelector: `${LABELS.ppConfigMap}=true`,
+    indexers: {
+      [HCP_NODEPOOL_INDEX]: hcpNodePool,
+      [NODEPOOL_KEY_INDEX]: (cm) => {
+        const ref = cm.metadata.annotations?.[ANNOTATIONS.nodePool];
+        return ref ? [ref] : [];
+      },
+    },
+  });
+  // Users' tuning ConfigMaps (any ConfigMap a NodePool may name), data trimmed to the `tuning` key; NodePools are
+  // indexed by the ConfigMaps they name so an edit of one reaches them.
+  const tuningConfigMaps = factory.informerFor<ConfigMap>({
+    type: ConfigMaps,
+    namespace: options.namespace,
+    transform: (cm) => {
+      const tuning = cm.data?.[DATA_KEYS.tuning];
+      const { data: _data, ...rest } = cm;
+      return tuning === undefined ? rest : { ...rest, data: { [DATA_KEYS.tuning]: tuning } };
+    },
+  });
+  const nodePoolClient = new ResourceClient<NodePool>(options.management, NodePools);
+  const configMapClient = new ResourceClient<ConfigMap>(options.management, ConfigMaps);
+
+  const counter = (name: string, help: string): Counter<string> | undefined => {
+    if (!options.registry) return undefined;
+    const existing = options.registry.getSingleMetric(name) as Counter<string> | undefined;
+    return existing ?? new Counter({ name, help, registers: [options.registry] });
+  };
+  const statusWrites = counter(
+    'tessera_nodepool_status_writes_total',
+    'NodePool status writes for performance-profile conditions',
+  );
+  const mirrorWrites = counter(
+    'tessera_nodepool_mirror_writes_total',
+    'Writes of mirrored PerformanceProfile ConfigMaps',
+  );
+
+  /** The NodePool a status ConfigMap belongs to: HCP namespace -> HostedCluster namespace, plus the nodePool label. */
+  function nodePoolKeysOfStatus(cm: ConfigMap): string[] {
+    const npName = cm.metadata.labels?.[LABELS.nodePool];
+    if (!npName) return [];
+    const hcp = hcps.getIndexer().byIndex('namespace', cm.metadata.namespace ?? '')[0];
+    const cluster = hcp?.metadata.annotations?.[ANNOTATIONS.hostedClusterOnHCP];
+    if (cluster?.includes('/')) return [`${cluster.slice(0, cluster.indexOf('/'))}/${npName}`];
+    // No HostedControlPlane (yet): fall back on the NodePool the status names itself.
+    const annotated = cm.metadata.annotations?.[ANNOTATIONS.nodePool];
+    return annotated?.includes('/') ? [annotated] : [];
+  }
+
+  async function resolve(np: NodePool, signal: AbortSignal): Promise<Resolved> {
+    const namespace = np.metadata.namespace ?? '';
+    const npName = np.metadata.name ?? '';
+    const found: { cm: string; profile: string; tuning: string }[] = [];
+    for (const ref of np.spec.tuningConfig ?? []) {
+      // The cache, or (when it has not seen the ConfigMap yet) the API server: a ConfigMap created just before its
+      // NodePool must not be reported missing.
+      let cm = tuningConfigMaps.getIndexer().get(`${namespace}/${ref.name}`);
+      if (!cm) {
+        try {
+          cm = await configMapClient.get({ namespace, name: ref.name }, signal);
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+      if (!cm) {
+        return {
+          reference: {
+            kind: 'unresolved',
+            message: `ConfigMap ${namespace}/${ref.name} named in spec.tuningConfig does not exist; create it or remove the reference`,
+          },
+        };
+      }
+      try {
+        const profile = performanceProfileNameIn(cm);
+        if (profile) found.push({ cm: ref.name, profile, tuning: cm.data?.[DATA_KEYS.tuning] ?? '' });
+      } catch (err) {
+        if (err instanceof NodePoolError) return { reference: { kind: 'unresolved', message: err.message } };
+        throw err;
+      }
+    }
+    if (found.length === 0) return { reference: { kind: 'none' } };
+    const first = found[0];
+    if (found.length > 1 || !first) {
+      return {
+        reference: {
+          kind: 'unresolved',
+          message: `there cannot be more than one PerformanceProfile per NodePool. found: ${found.length} (ConfigMaps ${found.map((f) => f.cm).join(', ')})`,
+        },
+      };
+    }
+    const mirrorName = performanceProfileConfigMapName(first.cm, npName);
+    return {
+      reference: {
+        kind: 'profile',
+        profileName: first.profile,
+        statusConfigMapName: statusConfigMapName(mirrorName),
+      },
+      mirror: { name: mirrorName, tuning: first.tuning },
+    };
+  }
+
+  /** Creates/updates the wanted mirror and deletes the NodePool's other mirrors in `hcpNs`. */
+  async function reconcileMirror(
+    np: NodePool,
+    hcpNs: string,
+    mirror: Resolved['mirror'],
+    signal: AbortSignal,
+  ): Promise<void> {
+    const npName = np.metadata.name ?? '';
+    const npKey = objectKey(np);
+    const existing = mirrors.getIndexer().byIndex(HCP_NODEPOOL_INDEX, `${hcpNs}/${npName}`);
+    for (const cm of existing) {
+      if (cm.metadata.name === mirror?.name) continue;
+      await configMapClient
+        .delete({ namespace: hcpNs, name: cm.metadata.name ?? '' }, { signal })
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
+      mirrorWrites?.inc();
+      logger.info({ nodePool: npKey, configMap: refOf(cm) }, 'deleted mirrored PerformanceProfile ConfigMap');
+    }
+    if (!mirror) return;
+    const labels = { [LABELS.ppConfigMap]: 'true', [LABELS.nodePool]: npName };
+    const annotations = { [ANNOTATIONS.nodePool]: npKey };
+    const current = existing.find((cm) => cm.metadata.name === mirror.name);
+    if (!current) {
+      await configMapClient
+        .create(
+          {
+            metadata: { name: mirror.name, namespace: hcpNs, labels, annotations },
+            data: { [DATA_KEYS.tuning]: mirror.tuning },
+          },
+          { fieldManager, signal },
+        )
+        .catch((err: unknown) => {
+          // Created by our previous pass, not yet in the cache: the next pass compares it.
+          if (!isAlreadyExists(err)) throw err;
+        });
+      mirrorWrites?.inc();
+      logger.info(
+        { nodePool: npKey, configMap: `${hcpNs}/${mirror.name}` },
+        'mirrored PerformanceProfile ConfigMap',
+      );
+      return;
+    }
+    const upToDate =
+      current.data?.[DATA_KEYS.tuning] === mirror.tuning &&
+      Object.entries(labels).every(([k, v]) => current.metadata.labels?.[k] === v) &&
+      current.metadata.annotations?.[ANNOTATIONS.nodePool] === npKey;
+    if (upToDate) return;
+    const updated = structuredClone(current);
+    updated.metadata.labels = { ...updated.metadata.labels, ...labels };
+    updated.metadata.annotations = { ...updated.metadata.annotations, ...annotations };
+    updated.data = { ...updated.data, [DATA_KEYS.tuning]: mirror.tuning };
+    await configMapClient.update(updated, { fieldManager, signal });
+    mirrorWrites?.inc();
+  }
+
+  const reconciler = {
+    async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
+      // Keys mapped from cluster-wide ConfigMaps may name NodePools of namespaces another instance serves.
+      if (options.namespace && !key.startsWith(`${options.namespace}/`)) return;
+      const np = nodePools.getIndexer().get(key);
+      if (!np) {
+        // Deleted NodePool: its mirrors (found through their annotation) go; their status ConfigMaps follow.
+        for (const cm of mirrors.getIndexer().byIndex(NODEPOOL_KEY_INDEX, key)) {
+          await configMapClient
+            .delete({ namespace: cm.metadata.namespace ?? '', name: cm.metadata.name ?? '' }, { signal })
+            .catch((err: unknown) => {
+              if (!isNotFound(err)) throw err;
+            });
+        }
+        return;
+      }
+      const hcpNs = hostedControlPlaneNamespace(np.metadata.namespace ?? '', np.spec.clusterName);
+      let resolved = await resolve(np, signal);
+      if (
+        resolved.reference.kind === 'profile' &&
+        hcps.getIndexer().byIndex('namespace', hcpNs).length === 0
+      ) {
+        // HyperShift creates the HCP namespace with its HostedControlPlane; until then there is nowhere to mirror to.
+        resolved = {
+          reference: {
+            kind: 'unresolved',
+            reason: SUMMARY_REASONS.controlPlaneMissing,
+            message: `no HostedControlPlane in namespace ${hcpNs} yet; waiting for HostedCluster ${np.metadata.namespace ?? ''}/${np.spec.clusterName}`,
+          },
+        };
+      }
+      if (resolved.reference.kind !== 'unresolved') await reconcileMirror(np, hcpNs, resolved.mirror, signal);
+      const assessment = assessNodePoolPerformance({
+        nodePool: np,
+        reference: resolved.reference,
+        statusConfigMaps: statusConfigMaps
+          .getIndexer()
+          .byIndex(HCP_NODEPOOL_INDEX, `${hcpNs}/${np.metadata.name ?? ''}`),
+        now: clock.now(),
+        staleAfterMs,
+      });
+      if (assessment.changed) {
+        const updated: NodePool = structuredClone(np);
+        updated.status = { ...updated.status, conditions: assessment.conditions };
+        try {
+          await nodePoolClient.updateStatus(updated, { fieldManager, signal });
+        } catch (err) {
+          // Our cache is behind the server (another writer, or our own last write): look again shortly.
+          if (isConflict(err)) return { requeueAfterMs: CACHE_LAG_RETRY_MS };
+          throw err;
+        }
+        statusWrites?.inc();
+        logger.info(
+          { nodePool: key, source: assessment.source },
+          'updated NodePool performance-profile conditions',
+        );
+      }
+      return assessment.recheckAfterMs !== undefined
+        ? { requeueAfterMs: assessment.recheckAfterMs }
+        : undefined;
+    },
+  };
+
+  const controller = new Controller<string>({
+    name: 'nodepool-performance-status',
+    reconciler,
+    workers: options.workers ?? 4,
+    needsLeaderElection: false,
+    clock,
+    logger,
+    registry: options.registry,
+  });
+  controller.watch(nodePools);
+  controller.watch(tuningConfigMaps, (cm) =>
+    nodePools.getIndexer().indexKeys(TUNING_REF_INDEX, objectKey(cm)),
+  );
+  controller.watch(statusConfigMaps, nodePoolKeysOfStatus);
+  controller.watch(mirrors, (cm) => {
+    const ref = cm.metadata.annotations?.[ANNOTATIONS.nodePool];
+    return ref?.includes('/') ? [ref] : [];
+  });
+  controller.watch(hcps, (hcp) => [
+    ...nodePools.getIndexer().indexKeys(HCP_NAMESPACE_INDEX, hcp.metadata.namespace ?? ''),
+    ...statusConfigMaps
+      .getIndexer()
+      .byIndex('namespace', hcp.metadata.namespace ?? '')
+      .flatMap(nodePoolKeysOfStatus),
+  ]);
+
+  return runTogether('nodepool-performance-status', [factory, controller], true);
+}

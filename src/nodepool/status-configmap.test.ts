@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { sharedPath } from '../../test/support/fixtures.js';
+import type { ConfigMap } from './api-types.js';
+import { ConfigMapIncompleteError, ProfileUndecodableError } from './errors.js';
+import { decodeProfileStatus } from './status-codec.js';
+import {
+  desiredStatusConfigMap,
+  parseTuningManifests,
+  performanceProfileNameIn,
+  statusConfigMapMetadataDrifted,
+} from './status-configmap.js';
+
+const example = sharedPath('fixtures/hypershift/status-configmap-example.yaml');
+
+function ppConfigMap(overrides: Partial<ConfigMap['metadata']> = {}): ConfigMap {
+  return {
+    metadata: {
+      name: 'perfprof-cm-nodepool1',
+      namespace: 'clusters-hostedcluster01',
+      uid: '00000000-0000-0000-0000-000000000000',
+      labels: {
+        'hypershift.openshift.io/performanceprofile-config': 'true',
+        'hypershift.openshift.io/nodePool': 'nodepool1',
+      },
+      annotations: { 'hypershift.openshift.io/nodePool': 'clusters/nodepool1' },
+      ...overrides,
+    },
+    data: {
+      tuning:
+        'apiVersion: performance.openshift.io/v2\nkind: PerformanceProfile\nmetadata:\n  name: perfprof\n',
+    },
+  };
+}
+
+describe.skipIf(!example.path)(
+  `desiredStatusConfigMap matches the contract example ${example.skipReason ?? ''}`,
+  () => {
+    const fixture = parse(readFileSync(example.path ?? '', 'utf8')) as ConfigMap;
+
+    it('has the example name, namespace, labels, annotation, owner and status text', () => {
+      const status = decodeProfileStatus(fixture.data?.status ?? '');
+      const cm = desiredStatusConfigMap(ppConfigMap(), 'perfprof', status);
+      expect(cm.metadata.name).toBe(fixture.metadata.name);
+      expect(cm.metadata.namespace).toBe(fixture.metadata.namespace);
+      expect(cm.metadata.labels).toEqual(fixture.metadata.labels);
+      expect(cm.metadata.annotations).toEqual(fixture.metadata.annotations);
+      expect(cm.metadata.ownerReferences).toEqual(fixture.metadata.ownerReferences);
+      expect(cm.data).toEqual(fixture.data);
+    });
+  },
+);
+
+describe('desiredStatusConfigMap', () => {
+  it('refuses a PP ConfigMap without the nodePool annotation, naming it', () => {
+    expect(() => desiredStatusConfigMap(ppConfigMap({ annotations: {} }), 'p', {})).toThrow(
+      ConfigMapIncompleteError,
+    );
+    expect(() => desiredStatusConfigMap(ppConfigMap({ annotations: {} }), 'p', {})).toThrow(
+      /clusters-hostedcluster01\/perfprof-cm-nodepool1/,
+    );
+  });
+
+  it('detects label, annotation and owner drift on an existing object', () => {
+    const desired = desiredStatusConfigMap(ppConfigMap(), 'perfprof', {});
+    expect(statusConfigMapMetadataDrifted(structuredClone(desired), desired)).toBe(false);
+    const relabelled = structuredClone(desired);
+    relabelled.metadata.labels = {
+      ...relabelled.metadata.labels,
+      'hypershift.openshift.io/performanceProfileName': 'old',
+    };
+    expect(statusConfigMapMetadataDrifted(relabelled, desired)).toBe(true);
+    const orphan = structuredClone(desired);
+    orphan.metadata.ownerReferences = [];
+    expect(statusConfigMapMetadataDrifted(orphan, desired)).toBe(true);
+  });
+});
+
+describe('tuning manifests', () => {
+  it('finds the PerformanceProfile among several documents', () => {
+    const cm = ppConfigMap();
+    cm.data = {
+      tuning:
+        'kind: Tuned\nmetadata:\n  name: t1\n---\n{"kind":"PerformanceProfile","metadata":{"name":"pp"}}\n',
+    };
+    expect(performanceProfileNameIn(cm)).toBe('pp');
+  });
+
+  it('returns undefined for a ConfigMap holding only Tuneds', () => {
+    const cm = ppConfigMap();
+    cm.data = { tuning: 'kind: Tuned\nmetadata:\n  name: t1\n' };
+    expect(performanceProfileNameIn(cm)).toBeUndefined();
+  });
+
+  it('rejects manifests without kind or name, and a missing tuning key', () => {
+    expect(() => parseTuningManifests('metadata: {}\n', 'ns/cm')).toThrow(ProfileUndecodableError);
+    expect(() => parseTuningManifests('kind: [', 'ns/cm')).toThrow(ProfileUndecodableError);
+    const cm = ppConfigMap();
+    cm.data = {};
+    expect(() => performanceProfileNameIn(cm)).toThrow(ConfigMapIncompleteError);
+  });
+});
