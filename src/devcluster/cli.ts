@@ -50,4 +50,18 @@ export function registerDevCommands(program: Command): void {
       const { devEnv } = await import('./commands.js');
       await devEnv(opts);
     });
+
+  dev
+    .command('simulate-update')
+    .description(
+      'drive a realistic OpenShift update on the local cluster (operators in waves, node drains and reboots)',
+    )
+    .requiredOption('--to <version>', 'version to update to, e.g. 4.16.1')
+    .option('--from <version>', 'version to update from', '4.16.0')
+    .option('--step-ms <ms>', 'real time per simulation step', '2000')
+    .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG or ~/.kube/config)')
+    .action(async (opts: { to: string; from: string; stepMs: string; kubeconfig?: string }) => {
+      const { simulateUpdateCommand } = await import('../updatestatus/simulate/command.js');
+      await simulateUpdateCommand(opts);
+    });
 }

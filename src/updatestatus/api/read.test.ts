@@ -1,0 +1,73 @@
+// Reading a stored UpdateStatus back: when the assessment fits the API (node messages within 100 characters,
+// health references that are URLs), printing from the stored object gives the same text as printing the
+// assessment itself, including for pools whose nodes were only partly listed.
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sharedPath } from '../../../test/support/fixtures.js';
+import { type UpdateStatusReport, assessUpdateStatus, snapshotNow } from '../assess.js';
+import { MINUTE } from '../gotime.js';
+import { renderUpdateStatus } from '../render.js';
+import { loadSnapshot } from '../snapshot.js';
+import { projectUpdateStatus } from './project.js';
+import { isHealthyStatus, reportFromUpdateStatus } from './read.js';
+
+const fixtures = sharedPath('fixtures/oc-upgrade-status');
+const cases = fixtures.path ? readdirSync(fixtures.path).filter((f) => f.endsWith('-cv.yaml')) : [];
+
+/** What the API cannot hold: longer node messages, and non-URL references (alerts without a runbook). */
+function fitsTheApi(report: UpdateStatusReport): boolean {
+  const pools = [report.controlPlanePool, ...report.workerPools];
+  const messagesFit = pools.every((p) => (p?.nodes ?? []).every((n) => [...n.message].length <= 100));
+  const referencesFit = report.health.insights.every(
+    (i) => !report.health.hasDetails || /^https?:\/\//.test(i.remediation.reference),
+  );
+  return messagesFit && referencesFit;
+}
+
+describe.skipIf(!fixtures.path)('reportFromUpdateStatus', () => {
+  let compared = 0;
+  for (const file of cases) {
+    it(`${file}: prints from the stored status like from the assessment, when it fits the API`, async () => {
+      const { snapshot } = await loadSnapshot(path.join(fixtures.path ?? '', file));
+      const now = snapshotNow(snapshot);
+      const report = assessUpdateStatus(snapshot, now, { unavailableAgeReference: now + 60n * MINUTE });
+      for (const max of [1_000, 3]) {
+        const stored = JSON.parse(
+          JSON.stringify(projectUpdateStatus(report, now, { maxNodeInsightsPerPool: max })),
+        );
+        const back = reportFromUpdateStatus(stored, now);
+        expect(back).toBeDefined();
+        if (!back) return;
+        const direct = renderUpdateStatus(report, 'none');
+        const fromApi = renderUpdateStatus(back, 'none');
+        if (fitsTheApi(report)) {
+          expect(fromApi).toBe(direct);
+          compared++;
+        } else {
+          // Still the same sections and control-plane summary.
+          expect(fromApi.split('\n').slice(0, 6)).toEqual(direct.split('\n').slice(0, 6));
+        }
+      }
+    });
+  }
+  it('compared at least one case byte for byte (the check above is not vacuous)', () => {
+    expect(compared).toBeGreaterThan(0);
+  });
+  it('tells a healthy controller status from others', () => {
+    expect(
+      isHealthyStatus({
+        conditions: [
+          {
+            type: 'Healthy',
+            status: 'True',
+            reason: 'AsExpected',
+            message: '',
+            lastTransitionTime: '2024-01-01T00:00:00Z',
+          },
+        ],
+      }),
+    ).toBe(true);
+    expect(isHealthyStatus({})).toBe(false);
+  });
+});

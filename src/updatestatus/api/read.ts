@@ -1,0 +1,290 @@
+// Reads a stored UpdateStatus back into an UpdateStatusReport, so `tessera upgrade status` can print what the
+// controller wrote, with the same renderer as for a client-side assessment. Pure; `now` is the display time.
+// What the API does not carry is approximated, and the text can then differ from oc's: an updating operator's
+// REASON shows the API reason (Progressing), only the nodes the controller listed appear (the others are counted
+// in the "Omitted" line), and estimates are those of the last write.
+import type { UpdateStatusReport } from '../assess.js';
+import type { ControlPlaneAssessment, UpdatingOperator } from '../controlplane.js';
+import {
+  type Duration,
+  type Instant,
+  GO_ZERO_TIME,
+  MINUTE,
+  SECOND,
+  parseTime,
+  roundDuration,
+  sub,
+  truncateDuration,
+} from '../gotime.js';
+import { assessHealth } from '../health.js';
+import { ImpactLevel, type ImpactType, type ScopeResource, type UpdateInsight } from '../insight.js';
+import {
+  NodeAssessment,
+  NodePhase,
+  type NodeStatus,
+  type PoolStatus,
+  sortNodesForDisplay,
+} from '../workerpool.js';
+import type { Condition, ControlPlaneInsight, UpdateStatusStatus, WorkerPoolInsight } from './schema.js';
+
+type AnyInsight = ControlPlaneInsight | WorkerPoolInsight;
+type MachineConfigPoolInsight = NonNullable<WorkerPoolInsight['machineConfigPool']>;
+type NodeInsight = NonNullable<WorkerPoolInsight['node']>;
+type HealthInsight = NonNullable<WorkerPoolInsight['health']>;
+
+const time = (value: string | undefined): Instant => parseTime(value) ?? parseTime('') ?? 0n;
+const cond = (conditions: readonly Condition[] | undefined, type: string) =>
+  conditions?.find((c) => c.type === type);
+
+const KIND_OF_RESOURCE: Record<string, string> = {
+  clusterversions: 'ClusterVersion',
+  clusteroperators: 'ClusterOperator',
+  machineconfigpools: 'MachineConfigPool',
+  nodes: 'Node',
+};
+
+const LEVELS: Record<string, ImpactLevel> = {
+  Info: ImpactLevel.Info,
+  Warning: ImpactLevel.Warning,
+  Error: ImpactLevel.Error,
+  Critical: ImpactLevel.Critical,
+};
+
+const PHASES: Record<string, NodePhase> = {
+  Draining: NodePhase.Draining,
+  Updating: NodePhase.Updating,
+  Rebooting: NodePhase.Rebooting,
+  Paused: NodePhase.Paused,
+  Pending: NodePhase.Pending,
+  Completed: NodePhase.Updated,
+};
+
+function nodeStatus(n: NodeInsight): NodeStatus {
+  const phase = PHASES[cond(n.conditions, 'Updating')?.reason ?? ''] ?? NodePhase.Pending;
+  const isUpdated = phase === NodePhase.Updated;
+  const isUpdating =
+    phase === NodePhase.Draining || phase === NodePhase.Updating || phase === NodePhase.Rebooting;
+  const isUnavailable = cond(n.conditions, 'Available')?.status === 'False';
+  const isDegraded = cond(n.conditions, 'Degraded')?.status === 'True';
+  let assessment: NodeAssessment;
+  let estimate: string;
+  if (isDegraded || (isUnavailable && !isUpdating)) {
+    assessment = isDegraded ? NodeAssessment.Degraded : NodeAssessment.Unavailable;
+    estimate = isUpdated ? '-' : '?';
+  } else if (isUpdating) {
+    assessment = NodeAssessment.Progressing;
+    estimate = n.estimatedToComplete ? `+${n.estimatedToComplete}` : '?';
+  } else if (phase === NodePhase.Paused) {
+    [assessment, estimate] = [NodeAssessment.Excluded, '-'];
+  } else if (isUpdated) {
+    [assessment, estimate] = [NodeAssessment.Completed, '-'];
+  } else {
+    [assessment, estimate] = [NodeAssessment.Outdated, '?'];
+  }
+  return {
+    name: n.name,
+    assessment,
+    phase,
+    version: n.version ?? '',
+    estimate,
+    message: n.message ?? '',
+    isUnavailable,
+    isDegraded,
+    isUpdating,
+    isUpdated,
+  };
+}
+
+function poolStatus(mcp: MachineConfigPoolInsight, nodes: NodeStatus[]): PoolStatus {
+  const count = (type: string) => mcp.summaries?.find((s) => s.type === type)?.count ?? 0;
+  const overview = {
+    total: count('Total'),
+    available: count('Available'),
+    progressing: count('Progressing'),
+    outdated: count('Outdated'),
+    draining: count('Draining'),
+    excluded: count('Excluded'),
+    degraded: count('Degraded'),
+  };
+  sortNodesForDisplay(nodes);
+  const listed = {
+    completed: nodes.filter((n) => n.isUpdated).length,
+    available: nodes.filter((n) => !n.isUnavailable).length,
+    progressing: nodes.filter((n) => n.assessment === NodeAssessment.Progressing).length,
+    outdated: nodes.filter((n) => !n.isUpdated).length,
+    draining: nodes.filter((n) => n.phase === NodePhase.Draining).length,
+    excluded: nodes.filter((n) => n.phase === NodePhase.Paused).length,
+  };
+  const unlistedTotal = Math.max(0, overview.total - nodes.length);
+  return {
+    name: mcp.name,
+    assessment: mcp.assessment,
+    completion: ((overview.total - overview.outdated) / overview.total) * 100,
+    overview,
+    nodes,
+    ...(unlistedTotal > 0
+      ? {
+          unlisted: {
+            total: unlistedTotal,
+            completed: Math.max(0, overview.total - overview.outdated - listed.completed),
+            available: Math.max(0, overview.available - listed.available),
+            progressing: Math.max(0, overview.progressing - listed.progressing),
+            outdated: Math.max(0, overview.outdated - listed.outdated),
+            draining: Math.max(0, overview.draining - listed.draining),
+            excluded: Math.max(0, overview.excluded - listed.excluded),
+          },
+        }
+      : {}),
+  };
+}
+
+function healthInsight(h: HealthInsight, acquiredAt: string): UpdateInsight {
+  const resources: ScopeResource[] = (h.scope.resources ?? []).map((r) => ({
+    group: r.group ?? '',
+    kind: KIND_OF_RESOURCE[r.resource] ?? r.resource,
+    name: r.name,
+    ...(r.namespace ? { namespace: r.namespace } : {}),
+  }));
+  return {
+    // The projection stamps unknown starts with the acquisition time.
+    startedAt: h.startedAt === acquiredAt ? GO_ZERO_TIME : time(h.startedAt),
+    scope: { type: h.scope.type, resources },
+    impact: {
+      level: LEVELS[h.impact.level] ?? ImpactLevel.Info,
+      type: h.impact.type as ImpactType,
+      summary: h.impact.summary,
+      description: h.impact.description ?? '',
+    },
+    remediation: { reference: h.remediation.reference },
+  };
+}
+
+/** oc's rounding of an elapsed duration: whole minutes above 10m, else whole seconds. */
+function ocRound(d: Duration): Duration {
+  return d > 10n * MINUTE ? roundDuration(d, MINUTE) : roundDuration(d, SECOND);
+}
+
+/** The report behind a stored status; undefined when it holds no ClusterVersion insight to build on. */
+export function reportFromUpdateStatus(
+  status: UpdateStatusStatus,
+  now: Instant,
+): UpdateStatusReport | undefined {
+  const cpInsights: AnyInsight[] = (status.controlPlane?.informers ?? []).flatMap((i) =>
+    (i.insights ?? []).map((x) => x.insight),
+  );
+  const cv = cpInsights.flatMap((i) =>
+    'clusterVersion' in i && i.clusterVersion ? [i.clusterVersion] : [],
+  )[0];
+  if (cv === undefined) return undefined;
+
+  const operators = cpInsights.flatMap((i) =>
+    'clusterOperator' in i && i.clusterOperator ? [i.clusterOperator] : [],
+  );
+  const updatingOps: UpdatingOperator[] = [];
+  let updated = 0;
+  let waiting = 0;
+  let unavailable = 0;
+  let degraded = 0;
+  for (const o of operators) {
+    const u = cond(o.conditions, 'Updating');
+    const h = cond(o.conditions, 'Healthy');
+    if (u?.reason === 'Updated') updated++;
+    else if (u?.status === 'True') {
+      updatingOps.push({
+        name: o.name,
+        reason: u.reason,
+        message: u.message,
+        since: time(u.lastTransitionTime),
+      });
+    } else waiting++;
+    if (h?.reason === 'Unavailable') unavailable++;
+    else if (h?.reason === 'Degraded') degraded++;
+  }
+
+  const startedAt = time(cv.startedAt);
+  const completed = cv.assessment === 'Completed';
+  const completionAt = completed ? time(cv.completedAt) : now;
+  const updatingFor = sub(completionAt, startedAt);
+  const estimatedAt = cv.estimatedCompletedAt ? time(cv.estimatedCompletedAt) : undefined;
+  const remaining = estimatedAt !== undefined && !completed ? ocRound(sub(estimatedAt, now)) : 0n;
+  let assessment: ControlPlaneAssessment = 'Progressing';
+  if (completed) assessment = 'Completed';
+  else if (remaining < -10n * MINUTE || cv.assessment === 'Degraded') assessment = 'Stalled';
+  else if (remaining < 0n) assessment = 'Progressing - Slow';
+  const meta = (m: readonly { key: string }[] | undefined, key: string) =>
+    (m ?? []).some((x) => x.key === key);
+
+  const pools: PoolStatus[] = [];
+  const collect = (insights: AnyInsight[]) => {
+    const nodesByPool = new Map<string, NodeStatus[]>();
+    for (const i of insights) {
+      if ('node' in i && i.node) {
+        const list = nodesByPool.get(i.node.poolResource.name) ?? [];
+        list.push(nodeStatus(i.node));
+        nodesByPool.set(i.node.poolResource.name, list);
+      }
+    }
+    for (const i of insights) {
+      if ('machineConfigPool' in i && i.machineConfigPool) {
+        pools.push(poolStatus(i.machineConfigPool, nodesByPool.get(i.machineConfigPool.name) ?? []));
+      }
+    }
+  };
+  collect(cpInsights);
+  for (const wp of status.workerPools ?? [])
+    collect((wp.informers ?? []).flatMap((i) => (i.insights ?? []).map((x) => x.insight)));
+  const controlPlanePool = pools.find((p) => p.name === 'master');
+  const workerPools = pools.filter((p) => p.name !== 'master');
+
+  const entries = [
+    ...(status.controlPlane?.informers ?? []).flatMap((i) => i.insights ?? []),
+    ...(status.workerPools ?? []).flatMap((wp) => (wp.informers ?? []).flatMap((i) => i.insights ?? [])),
+  ];
+  const health: UpdateInsight[] = entries.flatMap((e) =>
+    e.insight.health ? [healthInsight(e.insight.health, e.acquiredAt)] : [],
+  );
+
+  const progressing = cond(status.controlPlane?.conditions, 'Updating')?.status === 'True';
+  const roundedFor = roundDuration(sub(now, startedAt), SECOND);
+  return {
+    updating: progressing || workerPools.some((p) => p.overview.total > 0 && p.completion !== 100),
+    controlPlaneProgressing: progressing,
+    evaluatedAt: now,
+    startedAt,
+    updatingFor: roundedFor,
+    controlPlane: {
+      assessment,
+      completion: (updated / operators.length) * 100,
+      completionAt,
+      duration: ocRound(updatingFor),
+      estimatedDuration:
+        estimatedAt !== undefined && !completed ? truncateDuration(updatingFor + remaining, MINUTE) : 0n,
+      estimatedTimeToComplete: remaining,
+      operators: {
+        total: operators.length,
+        unavailable,
+        degraded,
+        updated,
+        waiting,
+        updating: updatingOps,
+        statuses: [],
+      },
+      versions: {
+        target: cv.versions.target.version,
+        previous: cv.versions.previous.version,
+        isTargetInstall: meta(cv.versions.previous.metadata, 'Installation'),
+        isPreviousPartial: meta(cv.versions.previous.metadata, 'Partial'),
+        isMultiArchMigration: meta(cv.versions.target.metadata, 'Architecture'),
+      },
+    },
+    controlPlanePool,
+    workerPools,
+    insights: health,
+    health: assessHealth(health, roundedFor, now),
+  };
+}
+
+/** True when `status` says its controller could gather and interpret the data. */
+export function isHealthyStatus(status: UpdateStatusStatus | undefined): boolean {
+  return cond(status?.conditions, 'Healthy')?.status === 'True';
+}

@@ -1,0 +1,32 @@
+// `tessera upgrade status`: oc adm upgrade status, from a live cluster or a snapshot. Only commander is imported
+// here; the implementation loads when the command runs.
+import type { Command } from 'commander';
+
+export function registerUpgradeCommands(program: Command): void {
+  const upgrade = program.command('upgrade').description('cluster updates');
+  upgrade
+    .command('status')
+    .description('show the status of the current cluster update, as `oc adm upgrade status` does')
+    .option('--details <level>', 'show details in a section: none, all, nodes, health, operators', 'none')
+    .option(
+      '--now <time>',
+      'evaluate as of this RFC 3339 time (default: now; for snapshots, their latest event)',
+    )
+    .option(
+      '--mock-clusterversion <file>',
+      'render a snapshot: C-cv.yaml plus siblings C-co.yaml, C-mcp.yaml, C-mc.yaml, C-node.yaml (C-alerts.json, C-mco-deployment.yaml optional)',
+    )
+    .option('-o, --output <format>', 'print the UpdateStatus object instead of text: json or yaml')
+    .option(
+      '--source <source>',
+      'live clusters: auto (the UpdateStatus when its controller runs, else computed here), updatestatus, cluster',
+      'auto',
+    )
+    .option('--watch', 'refresh the output in place until interrupted', false)
+    .option('--interval <seconds>', 'refresh interval with --watch', '5')
+    .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG or ~/.kube/config)')
+    .action(async (opts: Record<string, string | boolean | undefined>) => {
+      const { runUpgradeStatus, parseUpgradeStatusOptions } = await import('./command.js');
+      process.exitCode = await runUpgradeStatus(parseUpgradeStatusOptions(opts));
+    });
+}

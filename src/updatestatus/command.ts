@@ -1,0 +1,291 @@
+// The `tessera upgrade status` command: the imperative shell around the pure assessment. It gathers a snapshot
+// (from files, or from the cluster like oc does), picks "now", assesses, and prints text identical to
+// `oc adm upgrade status`, or the UpdateStatus object with -o json|yaml (the controller's, when it runs).
+// Warnings go to stderr, never into the report.
+import { KubeConfig } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { KubeClient } from '../runtime/client.js';
+import { ApiStatusError } from '../runtime/errors.js';
+import { assessUpdateStatus, snapshotNow } from './assess.js';
+import { InvalidArgumentError, NoClusterVersionError, UpdateStatusError } from './errors.js';
+import { type Instant, MILLISECOND, parseTime } from './gotime.js';
+import type {
+  ClusterOperator,
+  ClusterSnapshot,
+  ClusterVersion,
+  Deployment,
+  MachineConfig,
+  MachineConfigPool,
+  Node,
+} from './inputs.js';
+import { projectUpdateStatus, updateStatusObject } from './api/project.js';
+import { isHealthyStatus, reportFromUpdateStatus } from './api/read.js';
+import { GROUP, PLURAL, SINGLETON_NAME, VERSION, type UpdateStatus } from './api/schema.js';
+import { DETAILS_LEVELS, type DetailsLevel, renderUpdateStatus } from './render.js';
+import { loadSnapshot, mcoImageOf } from './snapshot.js';
+import { Annotations } from './nodestate.js';
+
+export interface UpgradeStatusOptions {
+  readonly details: DetailsLevel;
+  /** Evaluation time; undefined: the snapshot's latest event, or the wall clock for a live cluster. */
+  readonly now: Instant | undefined;
+  readonly mockClusterVersion: string | undefined;
+  readonly output: 'text' | 'json' | 'yaml';
+  readonly watch: boolean;
+  /** Refresh interval with watch (ms). */
+  readonly intervalMs: number;
+  readonly kubeconfig: string | undefined;
+  /**
+   * Live clusters: `auto` prints the controller's UpdateStatus when it is there and healthy, else computes here;
+   * `updatestatus` requires it; `cluster` always computes here (byte-identical to oc).
+   */
+  readonly source: 'auto' | 'updatestatus' | 'cluster';
+}
+
+/** Where output goes; tests pass their own. */
+export interface CommandIO {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  /** Wall clock in Unix nanoseconds. */
+  readonly clock: () => Instant;
+  /** Resolves after `ms`, or early when the signal aborts. */
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly signal: AbortSignal;
+}
+
+function str(v: string | boolean | undefined): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function parseUpgradeStatusOptions(
+  raw: Record<string, string | boolean | undefined>,
+): UpgradeStatusOptions {
+  const details = str(raw.details) ?? 'none';
+  if (!(DETAILS_LEVELS as readonly string[]).includes(details)) {
+    throw new InvalidArgumentError('--details', `${details} (must be one of ${DETAILS_LEVELS.join(', ')})`);
+  }
+  let now: Instant | undefined;
+  const nowText = str(raw.now);
+  if (nowText !== undefined) {
+    now = parseTime(nowText);
+    if (now === undefined || nowText === '')
+      throw new InvalidArgumentError(
+        '--now',
+        `${nowText} is not an RFC 3339 time such as 2024-02-27T15:42:58Z`,
+      );
+  }
+  const output = str(raw.output) ?? 'text';
+  if (output !== 'text' && output !== 'json' && output !== 'yaml') {
+    throw new InvalidArgumentError('--output', `${output} (must be json or yaml)`);
+  }
+  const interval = Number(str(raw.interval) ?? '5');
+  if (!Number.isFinite(interval) || interval <= 0)
+    throw new InvalidArgumentError('--interval', `${str(raw.interval)} (seconds, > 0)`);
+  const source = str(raw.source) ?? 'auto';
+  if (source !== 'auto' && source !== 'updatestatus' && source !== 'cluster') {
+    throw new InvalidArgumentError('--source', `${source} (must be auto, updatestatus or cluster)`);
+  }
+  return {
+    source,
+    details: details as DetailsLevel,
+    now,
+    mockClusterVersion: str(raw.mockClusterversion),
+    output,
+    watch: raw.watch === true,
+    intervalMs: interval * 1000,
+    kubeconfig: str(raw.kubeconfig),
+  };
+}
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof ApiStatusError && err.statusCode === 404;
+}
+
+async function getOrUndefined<T>(client: KubeClient, path: string): Promise<T | undefined> {
+  try {
+    return await client.request<T>({ method: 'GET', path });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+async function listItems<T>(client: KubeClient, path: string): Promise<T[]> {
+  const list = await getOrUndefined<{ items?: T[] }>(client, path);
+  return list?.items ?? [];
+}
+
+/** Reads what oc reads. MachineConfigs are fetched by the names nodes reference, not listed (they are large). */
+export async function loadLiveSnapshot(client: KubeClient): Promise<ClusterSnapshot> {
+  const clusterVersion = await getOrUndefined<ClusterVersion>(
+    client,
+    '/apis/config.openshift.io/v1/clusterversions/version',
+  );
+  if (clusterVersion === undefined) throw new NoClusterVersionError();
+  const [clusterOperators, machineConfigPools, nodes, deployment] = await Promise.all([
+    listItems<ClusterOperator>(client, '/apis/config.openshift.io/v1/clusteroperators'),
+    listItems<MachineConfigPool>(client, '/apis/machineconfiguration.openshift.io/v1/machineconfigpools'),
+    listItems<Node>(client, '/api/v1/nodes'),
+    getOrUndefined<Deployment>(
+      client,
+      '/apis/apps/v1/namespaces/openshift-machine-config-operator/deployments/machine-config-operator',
+    ),
+  ]);
+  const names = new Set<string>();
+  for (const node of nodes) {
+    for (const key of [Annotations.currentConfig, Annotations.desiredConfig]) {
+      const name = node.metadata?.annotations?.[key];
+      if (name) names.add(name);
+    }
+  }
+  const machineConfigs: MachineConfig[] = [];
+  const queue = [...names];
+  await Promise.all(
+    Array.from({ length: Math.min(8, queue.length) }, async () => {
+      for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+        const mc = await getOrUndefined<MachineConfig>(
+          client,
+          `/apis/machineconfiguration.openshift.io/v1/machineconfigs/${encodeURIComponent(name)}`,
+        );
+        if (mc) machineConfigs.push(mc);
+      }
+    }),
+  );
+  return {
+    clusterVersion,
+    clusterOperators,
+    machineConfigPools,
+    machineConfigs,
+    nodes,
+    alerts: undefined,
+    mcoImagePullSpec: mcoImageOf(deployment),
+  };
+}
+
+interface Source {
+  /** One rendering of the command's output at this moment. */
+  render(): Promise<string>;
+  close(): Promise<void>;
+}
+
+function formatObject(obj: UpdateStatus, output: 'json' | 'yaml'): string {
+  return output === 'json' ? `${JSON.stringify(obj, null, 2)}\n` : stringify(obj);
+}
+
+function snapshotSource(opts: UpgradeStatusOptions, cvPath: string, io: CommandIO): Source {
+  return {
+    async render() {
+      const { snapshot, warnings } = await loadSnapshot(cvPath);
+      for (const w of warnings) io.err(`${w}\n`);
+      const now = opts.now ?? snapshotNow(snapshot);
+      // Like oc, judge node unavailability by the wall clock even for a snapshot.
+      const report = assessUpdateStatus(snapshot, now, { unavailableAgeReference: io.clock() });
+      if (opts.output === 'text') return renderUpdateStatus(report, opts.details);
+      return formatObject(updateStatusObject(projectUpdateStatus(report, now)), opts.output);
+    },
+    async close() {},
+  };
+}
+
+function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Source {
+  const kc = new KubeConfig();
+  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
+  else kc.loadFromDefault();
+  const client = new KubeClient(kc, { userAgent: 'tessera-upgrade-status' });
+  const noted = new Set<string>();
+  const note = (text: string) => {
+    if (noted.has(text)) return;
+    noted.add(text);
+    io.err(text);
+  };
+  return {
+    async render() {
+      const now = opts.now ?? io.clock();
+      if (opts.source !== 'cluster') {
+        // The controller's view, when it runs and could gather its data.
+        const stored = await getOrUndefined<UpdateStatus>(
+          client,
+          `/apis/${GROUP}/${VERSION}/${PLURAL}/${SINGLETON_NAME}`,
+        ).catch(() => undefined);
+        if (stored?.status && (opts.output !== 'text' || isHealthyStatus(stored.status))) {
+          if (opts.output !== 'text') return formatObject(stored, opts.output);
+          const report = reportFromUpdateStatus(stored.status, now);
+          if (report) {
+            note(
+              '(from UpdateStatus cluster, maintained by the update-status controller; --source=cluster computes it here)\n',
+            );
+            return renderUpdateStatus(report, opts.details);
+          }
+        }
+        if (opts.source === 'updatestatus') {
+          throw new UpdateStatusError(
+            'TESSERA_UPDATESTATUS_NOT_AVAILABLE',
+            'UpdateStatus cluster is missing or reports its controller unhealthy; use --source=cluster to compute the status here',
+          );
+        }
+      }
+      const snapshot = await loadLiveSnapshot(client);
+      note("Alerts are not fetched from a live cluster yet; 'Update Health' ignores alerts.\n");
+      const report = assessUpdateStatus(snapshot, now);
+      if (opts.output === 'text') return renderUpdateStatus(report, opts.details);
+      return formatObject(updateStatusObject(projectUpdateStatus(report, now)), opts.output);
+    },
+    close: () => client.close(),
+  };
+}
+
+/** ANSI: cursor home, clear screen (what `watch` does between refreshes). */
+const CLEAR_SCREEN = '\x1b[H\x1b[2J';
+
+/** Runs the command; returns the exit code. Errors other than usage errors propagate to main's handler. */
+export async function runUpgradeStatus(
+  opts: UpgradeStatusOptions,
+  io: CommandIO = processIO(),
+): Promise<number> {
+  const source = opts.mockClusterVersion
+    ? snapshotSource(opts, opts.mockClusterVersion, io)
+    : liveSource(opts, io);
+  try {
+    if (!opts.watch) {
+      io.out(await source.render());
+      return 0;
+    }
+    while (!io.signal.aborted) {
+      let text: string;
+      try {
+        text = await source.render();
+      } catch (err) {
+        text = `error: ${err instanceof Error ? err.message : String(err)} (retrying)\n`;
+      }
+      io.out(`${CLEAR_SCREEN}${text}`);
+      await io.sleep(opts.intervalMs, io.signal);
+    }
+    return 0;
+  } finally {
+    await source.close();
+  }
+}
+
+function processIO(): CommandIO {
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  process.once('SIGTERM', () => controller.abort());
+  return {
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    clock: () => BigInt(Date.now()) * MILLISECOND,
+    sleep: (ms, signal) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
+      }),
+    signal: controller.signal,
+  };
+}

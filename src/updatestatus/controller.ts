@@ -1,0 +1,244 @@
+// The update-status controller: keeps `.status` of the UpdateStatus `cluster` current.
+// Two informer groups feed it, as in the reference controller: control plane (ClusterVersion, ClusterOperators,
+// the MCO Deployment) and nodes (Nodes, MachineConfigPools, MachineConfigs). Every event queues the one key
+// `cluster`; the queue coalesces bursts, and one reconcile assesses the cached state (pure), projects it, and
+// writes the status subresource only when it differs, at most once per `minWriteIntervalMs`.
+// `.status.conditions` says whether the controller could gather and interpret the data, not how the update goes.
+// The caller must install the UpdateStatus CRD first (api/install.ts) and run the informer factory.
+import { performance } from 'node:perf_hooks';
+import { isDeepStrictEqual } from 'node:util';
+import type { SharedInformerFactory } from '../runtime/cache/informer-factory.js';
+import type { SharedInformer } from '../runtime/cache/shared-informer.js';
+import type { KubeClient } from '../runtime/client.js';
+import { realClock, type Clock } from '../runtime/clock.js';
+import { Controller, type Reconciler } from '../runtime/controller.js';
+import { ApiStatusError, InvalidArgumentError } from '../runtime/errors.js';
+import { silentLogger, type Logger } from '../runtime/logging.js';
+import type { KubeObject } from '../runtime/object.js';
+import type { ReconcileResult } from '../runtime/requeue-policy.js';
+import { ResourceClient } from '../runtime/resource-client.js';
+import { Nodes, type ResourceType } from '../runtime/resources.js';
+import { assessUpdateStatus } from './assess.js';
+import { UpdateStatuses } from './api/install.js';
+import { projectUpdateStatus } from './api/project.js';
+import { type Condition, SINGLETON_NAME, type UpdateStatus } from './api/schema.js';
+import { UpdateStatusError } from './errors.js';
+import { MILLISECOND } from './gotime.js';
+import type {
+  ClusterOperator,
+  ClusterSnapshot,
+  ClusterVersion,
+  Deployment,
+  MachineConfig,
+  MachineConfigPool,
+  Node,
+} from './inputs.js';
+import { ClusterOperators, ClusterVersions, MachineConfigPools, MachineConfigs } from './devcrds.js';
+import { mcoImageOf } from './snapshot.js';
+
+const MCO_NAMESPACE = 'openshift-machine-config-operator';
+const Deployments: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  plural: 'deployments',
+  kind: 'Deployment',
+  namespaced: true,
+};
+
+/** Options for {@link createUpdateStatusController}. */
+export interface UpdateStatusControllerOptions {
+  readonly client: KubeClient;
+  /** Informers come from here (and are shared with other controllers of the process). */
+  readonly informers: SharedInformerFactory;
+  /** Minimum time between two status writes (ms). Default: 1,000. */
+  readonly minWriteIntervalMs?: number;
+  /** Re-assessment period without events, so time-driven changes (thresholds, estimates) show (ms). Default: 30,000. */
+  readonly resyncMs?: number;
+  /** See ProjectOptions.maxNodeInsightsPerPool. Default: 20. */
+  readonly maxNodeInsightsPerPool?: number;
+  /** Field manager of the writes. Default: `tessera-updatestatus`. */
+  readonly fieldManager?: string;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+/** Counters for tests and benchmarks. */
+export interface UpdateStatusControllerStats {
+  reconciles: number;
+  writes: number;
+  /** Total time spent assessing and projecting (ms). */
+  assessMs: number;
+  /** Total time spent in status writes (ms). */
+  writeMs: number;
+}
+
+export interface UpdateStatusController {
+  readonly controller: Controller<string>;
+  readonly stats: UpdateStatusControllerStats;
+}
+
+interface Sources {
+  readonly clusterVersions: SharedInformer<ClusterVersion & KubeObject>;
+  readonly clusterOperators: SharedInformer<ClusterOperator & KubeObject>;
+  readonly deployments: SharedInformer<Deployment & KubeObject>;
+  readonly nodes: SharedInformer<Node & KubeObject>;
+  readonly pools: SharedInformer<MachineConfigPool & KubeObject>;
+  readonly machineConfigs: SharedInformer<MachineConfig & KubeObject>;
+  readonly statuses: SharedInformer<UpdateStatus & KubeObject>;
+}
+
+function healthy(status: boolean, reason: string, message: string, at: string): Condition {
+  return { type: 'Healthy', status: status ? 'True' : 'False', reason, message, lastTransitionTime: at };
+}
+
+/** The reconciler: cached objects -> assessment -> projected status -> (maybe) one write. */
+class UpdateStatusReconciler implements Reconciler<string> {
+  private lastWriteAt = -Infinity;
+
+  constructor(
+    private readonly sources: Sources,
+    private readonly statuses: ResourceClient<UpdateStatus & KubeObject>,
+    private readonly options: UpdateStatusControllerOptions,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    readonly stats: UpdateStatusControllerStats,
+  ) {}
+
+  private snapshot(): ClusterSnapshot | string {
+    const cv = this.sources.clusterVersions
+      .getIndexer()
+      .list()
+      .find((c) => c.metadata?.name === 'version');
+    if (!cv) return 'ClusterVersion version not found; is this an OpenShift cluster?';
+    const operators = this.sources.clusterOperators.getIndexer().list();
+    if (operators.length === 0) return 'no ClusterOperators found';
+    return {
+      clusterVersion: cv,
+      clusterOperators: operators,
+      machineConfigPools: this.sources.pools.getIndexer().list(),
+      machineConfigs: this.sources.machineConfigs.getIndexer().list(),
+      nodes: this.sources.nodes.getIndexer().list(),
+      alerts: undefined,
+      mcoImagePullSpec: mcoImageOf(
+        this.sources.deployments
+          .getIndexer()
+          .list()
+          .find((d) => d.metadata?.name === 'machine-config-operator'),
+      ),
+    };
+  }
+
+  async reconcile(_key: string, signal: AbortSignal): Promise<ReconcileResult> {
+    this.stats.reconciles++;
+    const resync = this.options.resyncMs ?? 30_000;
+    const sinceWrite = this.clock.now() - this.lastWriteAt;
+    const minInterval = this.options.minWriteIntervalMs ?? 1_000;
+    // Coalesce: within the write interval, look again when it ends (the queue keeps one pending key).
+    if (sinceWrite < minInterval) return { requeueAfterMs: minInterval - sinceWrite };
+
+    const nowMs = this.clock.now();
+    const assessStarted = performance.now();
+    const now = BigInt(nowMs) * MILLISECOND;
+    const at = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const stored = this.sources.statuses
+      .getIndexer()
+      .list()
+      .find((s) => s.metadata?.name === SINGLETON_NAME);
+    const previous = stored?.status;
+
+    let status: UpdateStatus['status'];
+    const snapshot = this.snapshot();
+    if (typeof snapshot === 'string') {
+      status = { ...previous, conditions: [healthy(false, 'InsufficientData', snapshot, at)] };
+    } else {
+      try {
+        const report = assessUpdateStatus(snapshot, now);
+        status = projectUpdateStatus(report, now, {
+          previous,
+          conditions: [healthy(true, 'AsExpected', 'Insights are gathered and interpreted', at)],
+          maxNodeInsightsPerPool: this.options.maxNodeInsightsPerPool,
+        });
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        const reason = err instanceof UpdateStatusError ? 'CannotAssess' : 'InternalError';
+        if (!(err instanceof UpdateStatusError)) this.logger.error({ err: message }, 'assessment failed');
+        status = { ...previous, conditions: [healthy(false, reason, message, at)] };
+      }
+    }
+    // Condition times stay when nothing about the condition changed.
+    const oldHealthy = previous?.conditions?.find((c) => c.type === 'Healthy');
+    const newHealthy = status?.conditions?.[0];
+    if (
+      oldHealthy &&
+      newHealthy &&
+      oldHealthy.status === newHealthy.status &&
+      oldHealthy.reason === newHealthy.reason &&
+      oldHealthy.message === newHealthy.message
+    ) {
+      newHealthy.lastTransitionTime = oldHealthy.lastTransitionTime;
+    }
+    const unchanged = stored !== undefined && isDeepStrictEqual(JSON.parse(JSON.stringify(status)), previous);
+    this.stats.assessMs += performance.now() - assessStarted;
+    if (unchanged) return { requeueAfterMs: resync };
+
+    const fieldManager = this.options.fieldManager ?? 'tessera-updatestatus';
+    let base = stored;
+    if (!base) {
+      try {
+        base = await this.statuses.create(
+          { metadata: { name: SINGLETON_NAME }, spec: {} },
+          { fieldManager, signal },
+        );
+      } catch (err) {
+        if (!(err instanceof ApiStatusError && err.statusCode === 409)) throw err;
+        base = await this.statuses.get({ name: SINGLETON_NAME }, signal);
+      }
+    }
+    // resourceVersion from the cache: a conflict means the cache is behind; the error requeues with backoff.
+    const writeStarted = performance.now();
+    await this.statuses.updateStatus({ ...base, status }, { fieldManager, signal });
+    this.stats.writeMs += performance.now() - writeStarted;
+    this.lastWriteAt = this.clock.now();
+    this.stats.writes++;
+    return { requeueAfterMs: resync };
+  }
+}
+
+/**
+ * Builds the controller (not started): register it and the informer factory with the manager, or start both.
+ * Informers are requested from `options.informers` here.
+ */
+export function createUpdateStatusController(options: UpdateStatusControllerOptions): UpdateStatusController {
+  const minWrite = options.minWriteIntervalMs ?? 1_000;
+  if (!(minWrite >= 0)) throw new InvalidArgumentError('minWriteIntervalMs', `must be >= 0, got ${minWrite}`);
+  const f = options.informers;
+  const sources: Sources = {
+    clusterVersions: f.informerFor({ type: ClusterVersions }),
+    clusterOperators: f.informerFor({ type: ClusterOperators }),
+    deployments: f.informerFor({
+      type: Deployments,
+      namespace: MCO_NAMESPACE,
+      fieldSelector: 'metadata.name=machine-config-operator',
+    }),
+    nodes: f.informerFor({ type: Nodes }),
+    pools: f.informerFor({ type: MachineConfigPools }),
+    machineConfigs: f.informerFor({ type: MachineConfigs }),
+    statuses: f.informerFor({ type: UpdateStatuses }),
+  };
+  const stats: UpdateStatusControllerStats = { reconciles: 0, writes: 0, assessMs: 0, writeMs: 0 };
+  const clock = options.clock ?? realClock;
+  const logger = options.logger ?? silentLogger;
+  const reconciler = new UpdateStatusReconciler(
+    sources,
+    new ResourceClient<UpdateStatus & KubeObject>(options.client, UpdateStatuses),
+    options,
+    clock,
+    logger,
+    stats,
+  );
+  const controller = new Controller<string>({ name: 'updatestatus', reconciler, clock, logger });
+  const toSingleton = (): readonly string[] => [SINGLETON_NAME];
+  for (const informer of Object.values(sources) as SharedInformer<KubeObject>[])
+    controller.watch(informer, toSingleton);
+  return { controller, stats };
+}

@@ -1,0 +1,92 @@
+// Minimal CRDs for the OpenShift objects update status reads (ClusterVersion, ClusterOperator, MachineConfigPool,
+// MachineConfig), for development clusters and tests only: cluster-scoped, schemaless (unknown fields kept) and
+// without a status subresource, so fixtures can be created as they are. Real OpenShift clusters bring their own.
+import type { KubeClient } from '../runtime/client.js';
+import type { KubeObject } from '../runtime/object.js';
+import { ResourceClient } from '../runtime/resource-client.js';
+import { CustomResourceDefinitions, type ResourceType } from '../runtime/resources.js';
+import { UpdateStatusError } from './errors.js';
+
+const cluster = (group: string, plural: string, kind: string): ResourceType => ({
+  group,
+  version: 'v1',
+  plural,
+  kind,
+  namespaced: false,
+});
+
+export const ClusterVersions = cluster('config.openshift.io', 'clusterversions', 'ClusterVersion');
+export const ClusterOperators = cluster('config.openshift.io', 'clusteroperators', 'ClusterOperator');
+export const MachineConfigPools = cluster(
+  'machineconfiguration.openshift.io',
+  'machineconfigpools',
+  'MachineConfigPool',
+);
+export const MachineConfigs = cluster('machineconfiguration.openshift.io', 'machineconfigs', 'MachineConfig');
+
+export const OPENSHIFT_INPUT_TYPES = [
+  ClusterVersions,
+  ClusterOperators,
+  MachineConfigPools,
+  MachineConfigs,
+] as const;
+
+function devCrd(type: ResourceType): KubeObject & Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${type.plural}.${type.group}`,
+      annotations: { 'tessera.dev/purpose': 'development stand-in' },
+    },
+    spec: {
+      group: type.group,
+      names: {
+        kind: type.kind,
+        listKind: `${type.kind}List`,
+        plural: type.plural,
+        singular: type.kind.toLowerCase(),
+      },
+      scope: 'Cluster',
+      versions: [
+        {
+          name: type.version,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+}
+
+interface Established extends KubeObject {
+  status?: { conditions?: { type?: string; status?: string }[] };
+}
+
+/** Applies the stand-in CRDs and waits until all are served. `sleep` is injectable for tests. */
+export async function installOpenShiftDevCrds(
+  client: KubeClient,
+  options: { timeoutMs?: number; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<void> {
+  const crds = new ResourceClient<Established>(client, CustomResourceDefinitions);
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  for (const type of OPENSHIFT_INPUT_TYPES) {
+    await crds.apply(devCrd(type), { fieldManager: 'tessera-dev', force: true });
+  }
+  const deadline = Math.ceil((options.timeoutMs ?? 30_000) / 200);
+  for (const type of OPENSHIFT_INPUT_TYPES) {
+    const name = `${type.plural}.${type.group}`;
+    for (let i = 0; ; i++) {
+      const crd = await crds.get({ name });
+      if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (i >= deadline) {
+        throw new UpdateStatusError(
+          'TESSERA_UPDATESTATUS_CRD_NOT_ESTABLISHED',
+          `CRD ${name} is not served; check the API server log`,
+        );
+      }
+      await sleep(200);
+    }
+  }
+}

@@ -1,0 +1,42 @@
+// The update-status feature as one Runnable for the operator's manager: installs the UpdateStatus CRD (and, on
+// development clusters, stand-in CRDs for the OpenShift inputs), then builds and runs the controller until the
+// signal aborts. Building after installing means the informers list served resources from their first attempt.
+// The caller owns and starts the shared informer factory passed in the options.
+import type { Runnable } from '../runtime/runnable.js';
+import { installUpdateStatusCrd } from './api/install.js';
+import {
+  type UpdateStatusControllerOptions,
+  type UpdateStatusControllerStats,
+  createUpdateStatusController,
+} from './controller.js';
+import { installOpenShiftDevCrds } from './devcrds.js';
+
+/** Options for {@link updateStatusRunnable}. */
+export interface UpdateStatusRunnableOptions extends UpdateStatusControllerOptions {
+  /** Also install minimal ClusterVersion/ClusterOperator/MachineConfigPool/MachineConfig CRDs. Default: false. */
+  readonly installDevCrds?: boolean;
+}
+
+export interface UpdateStatusRunnable extends Runnable {
+  /** Counters of the running controller; undefined until start() has built it. */
+  readonly stats: UpdateStatusControllerStats | undefined;
+}
+
+export function updateStatusRunnable(options: UpdateStatusRunnableOptions): UpdateStatusRunnable {
+  let stats: UpdateStatusControllerStats | undefined;
+  return {
+    name: 'updatestatus',
+    needsLeaderElection: true,
+    get stats() {
+      return stats;
+    },
+    async start(signal: AbortSignal): Promise<void> {
+      await installUpdateStatusCrd(options.client);
+      if (options.installDevCrds) await installOpenShiftDevCrds(options.client);
+      if (signal.aborted) return;
+      const built = createUpdateStatusController(options);
+      stats = built.stats;
+      await built.controller.start(signal);
+    },
+  };
+}

@@ -1,0 +1,137 @@
+// Drives a simulated update on a development cluster: installs the stand-in OpenShift CRDs, assigns the existing
+// (kwok) nodes to a master and a worker pool, creates the rendered MachineConfigs, then applies the timeline's
+// state step by step in real time, so the controller and `tessera upgrade status` see a realistic update.
+// Only for development clusters: it overwrites ClusterVersion `version`, ClusterOperators and pools it names.
+import type { KubeClient } from '../../runtime/client.js';
+import { realClock, type Clock } from '../../runtime/clock.js';
+import type { KubeObject } from '../../runtime/object.js';
+import { ResourceClient } from '../../runtime/resource-client.js';
+import { Nodes } from '../../runtime/resources.js';
+import { UpdateStatusError } from '../errors.js';
+import {
+  ClusterOperators,
+  ClusterVersions,
+  MachineConfigPools,
+  MachineConfigs,
+  installOpenShiftDevCrds,
+} from '../devcrds.js';
+import { Annotations } from '../nodestate.js';
+import { type SimulatedState, type SimulationPlan, renderedConfig, simulatedState } from './timeline.js';
+
+/** A realistic set of platform operators; the MCO goes last, as in a real update. */
+export const DEFAULT_OPERATORS = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'config-operator',
+  'openshift-apiserver',
+  'authentication',
+  'cloud-credential',
+  'machine-api',
+  'cluster-autoscaler',
+  'network',
+  'dns',
+  'ingress',
+  'image-registry',
+  'console',
+  'monitoring',
+  'insights',
+  'storage',
+  'service-ca',
+  'node-tuning',
+  'marketplace',
+  'operator-lifecycle-manager',
+  'openshift-samples',
+  'csi-snapshot-controller',
+  'cloud-controller-manager',
+  'control-plane-machine-set',
+  'baremetal',
+  'olm',
+  'machine-config',
+];
+
+/** Options for {@link runSimulation}. */
+export interface SimulationOptions {
+  readonly client: KubeClient;
+  /** Version the cluster updates from. Default: 4.16.0. */
+  readonly from?: string;
+  readonly to: string;
+  /** Real time per step (ms). Default: 2,000. */
+  readonly stepMs?: number;
+  readonly signal: AbortSignal;
+  readonly clock?: Clock;
+  /** Called after each applied step. */
+  readonly onStep?: (step: number, state: SimulatedState) => void;
+}
+
+const FIELD_MANAGER = 'tessera-simulator';
+
+/** Runs the simulation to its end (or until the signal aborts). */
+export async function runSimulation(options: SimulationOptions): Promise<void> {
+  const { client, signal } = options;
+  const clock = options.clock ?? realClock;
+  const stepMs = options.stepMs ?? 2_000;
+  const from = options.from ?? '4.16.0';
+  await installOpenShiftDevCrds(client);
+
+  const nodes = new ResourceClient<KubeObject>(client, Nodes);
+  const names = (await nodes.list()).items
+    .map((n) => n.metadata?.name ?? '')
+    .filter(Boolean)
+    .sort();
+  if (names.length < 2) {
+    throw new UpdateStatusError(
+      'TESSERA_UPDATESTATUS_INVALID_ARGUMENT',
+      `the simulation needs at least 2 nodes, found ${names.length}; start the dev cluster with nodes`,
+    );
+  }
+  const masterCount = names.length >= 6 ? 3 : 1;
+  const plan: SimulationPlan = {
+    from,
+    to: options.to,
+    operators: DEFAULT_OPERATORS,
+    degradedOperator: 'console',
+    masterNodes: names.slice(0, masterCount),
+    workerNodes: names.slice(masterCount),
+    startedAtSeconds: Math.floor(clock.now() / 1000),
+    stepSeconds: stepMs / 1000,
+  };
+  for (const name of names) {
+    const pool = plan.masterNodes.includes(name) ? 'master' : 'worker';
+    await nodes.mergePatch({ name }, { metadata: { labels: { [`node-role.kubernetes.io/${pool}`]: '' } } });
+  }
+  const mcs = new ResourceClient<KubeObject>(client, MachineConfigs);
+  for (const pool of ['master', 'worker']) {
+    for (const version of [from, options.to]) {
+      await mcs.apply(
+        {
+          metadata: {
+            name: renderedConfig(pool, version),
+            annotations: { [Annotations.releaseImageVersion]: version },
+          },
+        },
+        { fieldManager: FIELD_MANAGER, force: true },
+      );
+    }
+  }
+
+  const cvs = new ResourceClient<KubeObject>(client, ClusterVersions);
+  const cos = new ResourceClient<KubeObject>(client, ClusterOperators);
+  const mcps = new ResourceClient<KubeObject>(client, MachineConfigPools);
+  const apply = { fieldManager: FIELD_MANAGER, force: true } as const;
+  for (let step = 0; !signal.aborted; step++) {
+    const state = simulatedState(plan, step);
+    await cvs.apply(state.clusterVersion as KubeObject, apply);
+    await Promise.all(state.clusterOperators.map((co) => cos.apply(co as KubeObject, apply)));
+    await Promise.all(state.machineConfigPools.map((p) => mcps.apply(p as KubeObject, apply)));
+    await Promise.all(
+      [...state.nodeAnnotations].map(([name, annotations]) =>
+        nodes.mergePatch({ name }, { metadata: { annotations } }),
+      ),
+    );
+    options.onStep?.(step, state);
+    if (state.done) return;
+    await clock.sleep(stepMs, signal);
+  }
+}

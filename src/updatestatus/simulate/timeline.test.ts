@@ -1,0 +1,91 @@
+// The simulated update, assessed step by step with the real rules: it goes through every phase oc knows
+// (operators updating, a degraded operator, nodes draining/updating/rebooting) and ends "not updating".
+import { describe, expect, it } from 'vitest';
+import { assessUpdateStatus } from '../assess.js';
+import { SECOND } from '../gotime.js';
+import type { ClusterSnapshot, MachineConfig, Node } from '../inputs.js';
+import { Annotations } from '../nodestate.js';
+import { renderUpdateStatus } from '../render.js';
+import { NodePhase, nodePhaseName } from '../workerpool.js';
+import { type SimulationPlan, renderedConfig, simulatedState } from './timeline.js';
+
+const plan: SimulationPlan = {
+  from: '4.16.0',
+  to: '4.16.1',
+  operators: [
+    'etcd',
+    'kube-apiserver',
+    'network',
+    'dns',
+    'ingress',
+    'console',
+    'monitoring',
+    'machine-config',
+  ],
+  degradedOperator: 'console',
+  masterNodes: ['master-0'],
+  workerNodes: ['worker-0', 'worker-1', 'worker-2'],
+  startedAtSeconds: 1_700_000_000,
+  stepSeconds: 60,
+};
+
+const machineConfigs: MachineConfig[] = ['master', 'worker'].flatMap((pool) =>
+  [plan.from, plan.to].map((v) => ({
+    metadata: { name: renderedConfig(pool, v), annotations: { [Annotations.releaseImageVersion]: v } },
+  })),
+);
+
+function snapshotAt(step: number): ClusterSnapshot {
+  const state = simulatedState(plan, step);
+  const nodes: Node[] = [...state.nodeAnnotations].map(([name, annotations]) => ({
+    metadata: {
+      name,
+      labels: { [`node-role.kubernetes.io/${name.startsWith('master') ? 'master' : 'worker'}`]: '' },
+      annotations,
+    },
+  }));
+  return {
+    clusterVersion: state.clusterVersion,
+    clusterOperators: state.clusterOperators,
+    machineConfigPools: state.machineConfigPools,
+    machineConfigs,
+    nodes,
+    mcoImagePullSpec: '',
+  };
+}
+
+describe('simulated update', () => {
+  it('passes through every phase and finishes', () => {
+    const phases = new Set<string>();
+    const assessments = new Set<string>();
+    let sawDegraded = false;
+    let step = 0;
+    for (; step < 200 && !simulatedState(plan, step).done; step++) {
+      const now = BigInt(plan.startedAtSeconds + step * plan.stepSeconds + 30) * SECOND;
+      const report = assessUpdateStatus(snapshotAt(step), now);
+      assessments.add(report.controlPlane.assessment);
+      for (const pool of [report.controlPlanePool, ...report.workerPools]) {
+        for (const n of pool?.nodes ?? []) phases.add(nodePhaseName(n.phase));
+      }
+      sawDegraded ||= report.insights.some((i) =>
+        i.impact.summary.startsWith('Cluster Operator console is degraded'),
+      );
+    }
+    expect(step).toBeLessThan(200);
+    for (const p of [
+      NodePhase.Draining,
+      NodePhase.Updating,
+      NodePhase.Rebooting,
+      NodePhase.Pending,
+      NodePhase.Updated,
+    ]) {
+      expect(phases).toContain(nodePhaseName(p));
+    }
+    expect(assessments).toContain('Completed');
+    expect(sawDegraded).toBe(true);
+    const end = BigInt(plan.startedAtSeconds + step * plan.stepSeconds) * SECOND;
+    expect(renderUpdateStatus(assessUpdateStatus(snapshotAt(step), end), 'none')).toBe(
+      'The cluster is not updating.\n',
+    );
+  });
+});

@@ -1,0 +1,161 @@
+// Loads a cluster snapshot the way oc's hidden `--mock-clusterversion` flag does: `C-cv.yaml` (a ClusterVersion,
+// or a List whose first item is used) and its siblings `C-co.yaml`, `C-mcp.yaml`, `C-mc.yaml`, `C-node.yaml`
+// (Lists, required), `C-alerts.json` and `C-mco-deployment.yaml` (optional). Problems with alerts are reported
+// as warnings, not errors: health then ignores alerts, like oc.
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { CORE_SCHEMA, load } from 'js-yaml';
+import { SnapshotError } from './errors.js';
+import type {
+  AlertData,
+  ClusterOperator,
+  ClusterSnapshot,
+  ClusterVersion,
+  Deployment,
+  MachineConfig,
+  MachineConfigPool,
+  Node,
+} from './inputs.js';
+
+const CV_SUFFIX = '-cv.yaml';
+
+/**
+ * YAML 1.2 core schema (timestamps stay strings, only true/false are booleans), as Kubernetes' decoder reads
+ * object dumps. js-yaml rather than `yaml`: on a 5,000-node dump it parses ~20x faster with the same result.
+ */
+export function parseYaml(text: string): unknown {
+  return load(text, { schema: CORE_SCHEMA });
+}
+
+/** Paths of the files making up one snapshot case. */
+export interface SnapshotPaths {
+  readonly clusterVersion: string;
+  readonly clusterOperators: string;
+  readonly machineConfigPools: string;
+  readonly machineConfigs: string;
+  readonly nodes: string;
+  readonly alerts: string;
+  readonly mcoDeployment: string;
+}
+
+export function snapshotPaths(cvPath: string): SnapshotPaths {
+  // oc replaces the first occurrence of the suffix, wherever it is.
+  const sibling = (suffix: string) => cvPath.replace(CV_SUFFIX, suffix);
+  return {
+    clusterVersion: cvPath,
+    clusterOperators: sibling('-co.yaml'),
+    machineConfigPools: sibling('-mcp.yaml'),
+    machineConfigs: sibling('-mc.yaml'),
+    nodes: sibling('-node.yaml'),
+    alerts: sibling('-alerts.json'),
+    mcoDeployment: sibling('-mco-deployment.yaml'),
+  };
+}
+
+export interface LoadedSnapshot {
+  readonly snapshot: ClusterSnapshot;
+  /** Non-fatal problems (alerts missing or unreadable), for stderr. */
+  readonly warnings: readonly string[];
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+async function readYaml(file: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new SnapshotError(file, 'cannot be read; every case needs -cv, -co, -mcp, -mc and -node files', {
+      cause: err,
+    });
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new SnapshotError(file, `is not valid YAML: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
+  }
+  if (!isRecord(doc)) throw new SnapshotError(file, 'does not hold a Kubernetes object');
+  return doc;
+}
+
+function itemsOf<T>(doc: Record<string, unknown>, file: string, kind: string): T[] {
+  const docKind = typeof doc.kind === 'string' ? doc.kind : '';
+  if (docKind !== 'List' && docKind !== `${kind}List`) {
+    throw new SnapshotError(
+      file,
+      `expected a List of ${kind} objects, found kind ${JSON.stringify(docKind)}`,
+    );
+  }
+  const items = Array.isArray(doc.items) ? doc.items : [];
+  items.forEach((item, i) => {
+    if (!isRecord(item) || (item.kind !== undefined && item.kind !== kind)) {
+      throw new SnapshotError(file, `item ${i} is not a ${kind}`);
+    }
+  });
+  return items as T[];
+}
+
+/** Reads the snapshot whose ClusterVersion file is `cvPath`. */
+export async function loadSnapshot(cvPath: string): Promise<LoadedSnapshot> {
+  const paths = snapshotPaths(cvPath);
+  const [cvDoc, coDoc, mcpDoc, mcDoc, nodeDoc] = await Promise.all([
+    readYaml(paths.clusterVersion),
+    readYaml(paths.clusterOperators),
+    readYaml(paths.machineConfigPools),
+    readYaml(paths.machineConfigs),
+    readYaml(paths.nodes),
+  ]);
+
+  let clusterVersion: ClusterVersion;
+  if (cvDoc.kind === 'ClusterVersion') {
+    clusterVersion = cvDoc as ClusterVersion;
+  } else {
+    const [first] = itemsOf<ClusterVersion>(cvDoc, paths.clusterVersion, 'ClusterVersion');
+    if (first === undefined)
+      throw new SnapshotError(paths.clusterVersion, 'the List holds no ClusterVersion');
+    clusterVersion = first;
+  }
+
+  const warnings: string[] = [];
+  let alerts: AlertData | undefined;
+  try {
+    const parsed: unknown = JSON.parse(await readFile(paths.alerts, 'utf8'));
+    if (isRecord(parsed)) alerts = parsed as AlertData;
+    else
+      warnings.push(`Ignoring alerts in 'Update Health': ${paths.alerts} does not hold an alerts response`);
+  } catch (err) {
+    warnings.push(
+      `Unable to fetch alerts, ignoring alerts in 'Update Health': ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+
+  let mcoImagePullSpec = '';
+  if (existsSync(paths.mcoDeployment)) {
+    const deployment = (await readYaml(paths.mcoDeployment)) as Deployment;
+    mcoImagePullSpec = mcoImageOf(deployment);
+  }
+
+  return {
+    snapshot: {
+      clusterVersion,
+      clusterOperators: itemsOf<ClusterOperator>(coDoc, paths.clusterOperators, 'ClusterOperator'),
+      machineConfigPools: itemsOf<MachineConfigPool>(mcpDoc, paths.machineConfigPools, 'MachineConfigPool'),
+      machineConfigs: itemsOf<MachineConfig>(mcDoc, paths.machineConfigs, 'MachineConfig'),
+      nodes: itemsOf<Node>(nodeDoc, paths.nodes, 'Node'),
+      alerts,
+      mcoImagePullSpec,
+    },
+    warnings,
+  };
+}
+
+/** Image of the `machine-config-operator` container; "" when absent. */
+export function mcoImageOf(deployment: Deployment | undefined): string {
+  const containers = deployment?.spec?.template?.spec?.containers ?? [];
+  return containers.find((c) => c.name === 'machine-config-operator')?.image ?? '';
+}
