@@ -17,6 +17,15 @@ fi
 
 log() { printf '[build-binaries %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
+# The tools modules must pin the versions the cache directories are named after.
+require_pin() {
+  grep -q "$2" "$here/$1/go.mod" || { echo "build-binaries: hack/$1/go.mod does not pin $2 (hack/versions.env)" >&2; exit 1; }
+}
+require_pin k8s "k8s.io/kubernetes $KUBERNETES_VERSION"
+require_pin k8s "k8s.io/api => k8s.io/api $KUBERNETES_STAGING_VERSION"
+require_pin etcd "go.etcd.io/etcd/server/v3 $ETCD_VERSION"
+require_pin kwok "sigs.k8s.io/kwok $KWOK_VERSION"
+
 # build COMPONENT VERSION MODULE_DIR LDFLAGS PKG:BINARY...
 build() {
   local component=$1 version=$2 moddir=$3 ldflags=$4; shift 4

@@ -2,6 +2,7 @@
 // kube-controller-manager, kube-scheduler and kwok, each a child process on free loopback ports, with state in
 // one directory (PKI, kubeconfigs, etcd data, logs, state.json with the pids). Several clusters can run at once
 // under different names. The caller must call `stop()` (or `tessera dev down`); processes outlive this one.
+import { X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
@@ -21,7 +22,8 @@ import {
 import { createCertificateAuthority, generateSigningKeyPair } from './pki.js';
 import {
   freePort,
-  isAlive,
+  isRunning,
+  processStartTicks,
   spawnComponent,
   stopProcess,
   waitUntilHealthy,
@@ -126,7 +128,7 @@ export function readClusterState(name: string, stateRoot = defaultStateRoot()): 
 /** True when the cluster's kube-apiserver process is alive. */
 export function isClusterRunning(state: DevClusterState): boolean {
   const apiserver = state.processes['kube-apiserver'];
-  return apiserver !== undefined && isAlive(apiserver.pid);
+  return apiserver !== undefined && isRunning(apiserver);
 }
 
 /** Stops a cluster by the pids recorded in its state (used by `tessera dev down`, from any process). */
@@ -134,8 +136,9 @@ export async function stopClusterByState(
   state: DevClusterState,
   options: { wipe?: boolean } = {},
 ): Promise<void> {
-  // Reverse start order: clients first, etcd last.
+  // Reverse start order: clients first, etcd last; the registry stands apart and goes first.
   const order: ComponentName[] = [
+    'registry',
     'kwok',
     'kube-scheduler',
     'kube-controller-manager',
@@ -144,7 +147,7 @@ export async function stopClusterByState(
   ];
   for (const name of order) {
     const proc = state.processes[name];
-    if (proc) await stopProcess(proc.pid);
+    if (proc) await stopProcess(proc);
   }
   if (options.wipe) rmSync(state.stateDir, { recursive: true, force: true });
   else writeState(filesOf(state.stateDir), { ...state, processes: {} });
@@ -170,7 +173,14 @@ async function ensurePki(files: Files): Promise<Pki> {
     caKeyFile: file('ca.key'),
     file,
   };
-  if (existsSync(file('complete'))) return { ...pki, caPem: readFileSync(pki.caFile, 'utf8') };
+  if (existsSync(file('complete'))) {
+    // Certificates are valid for a year; a state dir older than that gets a new PKI rather than TLS failures.
+    const expires = new Date(new X509Certificate(readFileSync(file('apiserver.crt'))).validTo);
+    if (expires.getTime() - Date.now() > 30 * 24 * 60 * 60 * 1000) {
+      return { ...pki, caPem: readFileSync(pki.caFile, 'utf8') };
+    }
+    rmSync(files.pki, { recursive: true, force: true });
+  }
   mkdirSync(files.pki, { recursive: true, mode: 0o700 });
   const ca = await createCertificateAuthority('tessera-dev-ca');
   const write = (name: string, text: string, mode = 0o600): void => writeFileSync(file(name), text, { mode });
@@ -236,8 +246,24 @@ function httpGet(
   });
 }
 
-/** Starts a new cluster (or restarts a stopped one with the same name, keeping its data). */
+/**
+ * Starts a new cluster (or restarts a stopped one with the same name, keeping its data). Ports are picked free
+ * just before use; when another process takes one first (a component fails to bind), everything started is
+ * stopped and the start is retried with new ports, up to three attempts.
+ */
 export async function startDevCluster(options: DevClusterOptions): Promise<DevCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevClusterOnce(options);
+    } catch (err) {
+      const portClash = err instanceof DevClusterError && /address already in use/i.test(err.message);
+      if (!portClash || attempt >= 3) throw err;
+      options.log?.(`a port was taken by another process; retrying with new ports (attempt ${attempt + 1})`);
+    }
+  }
+}
+
+async function startDevClusterOnce(options: DevClusterOptions): Promise<DevCluster> {
   const log = options.log ?? ((): void => undefined);
   const timeoutMs = options.startTimeoutMs ?? 60_000;
   const binaries = options.buildMissingBinaries ? await ensureBinaries() : requireBinaries();
@@ -449,13 +475,22 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
           const local = await startLocalRegistry({ stateDir: dir, auth: 'htpasswd' });
           const dockerConfigJsonFile = path.join(dir, 'dockerconfig.json');
           writeFileSync(dockerConfigJsonFile, local.dockerConfigJson(), { mode: 0o600 });
-          processes.registry = { name: 'registry', pid: local.pid, logFile: local.logFile };
+          const startTicks = processStartTicks(local.pid);
+          processes.registry = {
+            name: 'registry',
+            pid: local.pid,
+            logFile: local.logFile,
+            ...(startTicks ? { startTicks } : {}),
+          };
           registry = { host: local.host, caFile: local.caFile, dockerConfigJsonFile };
         })(),
       );
     }
     log('waiting for the other components to become healthy');
-    await Promise.all(started);
+    // Settle every start before failing, so the cleanup below knows each process that did start.
+    const results = await Promise.allSettled(started);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     writeState(files, snapshot());
 
     const cluster = handle(snapshot(), startApiServer, processes, files);
@@ -524,7 +559,7 @@ function handle(
     },
     async restartApiServer(): Promise<void> {
       const proc = processes['kube-apiserver'];
-      if (proc) await stopProcess(proc.pid);
+      if (proc) await stopProcess(proc);
       await startApiServer();
       writeState(files, { ...state, processes: { ...processes } });
     },

@@ -11,7 +11,7 @@ import {
   stopClusterByState,
   defaultStateRoot,
 } from './cluster.js';
-import { isAlive } from './processes.js';
+import { isRunning } from './processes.js';
 
 const out = (line: string): void => void process.stdout.write(line + '\n');
 const progress = (line: string): void => void process.stderr.write(`[dev] ${line}\n`);
@@ -86,7 +86,7 @@ export async function devStatus(opts: { name: string }): Promise<number> {
   out(`kubeconfig: ${state.kubeconfigPath}`);
   for (const [name, proc] of Object.entries(state.processes)) {
     out(
-      `  ${name.padEnd(24)} pid ${String(proc.pid).padEnd(8)} ${isAlive(proc.pid) ? 'running' : 'exited'}  log ${proc.logFile}`,
+      `  ${name.padEnd(24)} pid ${String(proc.pid).padEnd(8)} ${isRunning(proc) ? 'running' : 'exited'}  log ${proc.logFile}`,
     );
   }
   return running ? 0 : 1;

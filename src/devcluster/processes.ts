@@ -1,6 +1,8 @@
 // Starting and stopping the control plane's child processes. Each runs detached in its own process group with
 // its output in a log file, so `tessera dev up` can exit and leave the cluster running; everything is stopped
-// by the pid recorded in the cluster's state file. Waiting fails fast, with the log's tail, when a process dies.
+// by the pid recorded in the cluster's state file, together with the process's start time, so a pid reused by
+// another process after a crash or reboot is never signalled. Waiting fails fast, with the log's tail, when a
+// process dies.
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
@@ -11,6 +13,8 @@ export interface ComponentProcess {
   readonly name: string;
   readonly pid: number;
   readonly logFile: string;
+  /** The process's start time in clock ticks since boot (/proc/<pid>/stat field 22): its identity beside the pid. */
+  readonly startTicks?: string;
 }
 
 export interface SpawnOptions {
@@ -30,34 +34,79 @@ export function spawnComponent(options: SpawnOptions): ComponentProcess {
       stdio: ['ignore', out, out],
       env: { ...process.env, KUBECONFIG: '' },
     });
+    // Without a listener a failed exec (ENOENT, EACCES) would surface later as an unhandled 'error' event.
+    child.on('error', () => undefined);
     if (child.pid === undefined) {
-      throw new DevClusterError('TESSERA_DEVCLUSTER_START_FAILED', `could not start ${options.binary}`);
+      throw new DevClusterError(
+        'TESSERA_DEVCLUSTER_START_FAILED',
+        `could not start ${options.binary}: is it installed and executable?`,
+      );
     }
     child.unref();
-    return { name: options.name, pid: child.pid, logFile: options.logFile };
+    const startTicks = processStartTicks(child.pid);
+    return {
+      name: options.name,
+      pid: child.pid,
+      logFile: options.logFile,
+      ...(startTicks ? { startTicks } : {}),
+    };
   } finally {
     closeSync(out);
   }
 }
 
-export function isAlive(pid: number): boolean {
+/** Field 22 of /proc/<pid>/stat (start time), or undefined where /proc is not readable. */
+export function processStartTicks(pid: number): string | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces and parentheses; fields after it follow the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
   }
 }
 
-/** SIGTERM, then SIGKILL after `graceMs` (default 5 s). Resolves once the process is gone. */
-export async function stopProcess(pid: number, graceMs = 5_000): Promise<void> {
-  if (!isAlive(pid)) return;
+/**
+ * True when `pid` is a live process of ours. A pid we may not signal (EPERM) belongs to someone else, so it is not
+ * ours; with `startTicks` recorded, a reused pid is told apart from the process we started.
+ */
+export function isAlive(pid: number, startTicks?: string): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  if (startTicks === undefined) return true;
+  const now = processStartTicks(pid);
+  return now === undefined || now === startTicks;
+}
+
+/** True when the recorded component process still runs (same pid and start time). */
+export function isRunning(proc: ComponentProcess): boolean {
+  return isAlive(proc.pid, proc.startTicks);
+}
+
+/**
+ * SIGTERM, then SIGKILL after `graceMs` (default 5 s). Resolves once the process is gone; a process that ignores
+ * even SIGKILL for 10 s (stuck in the kernel) is reported instead of waited on forever.
+ */
+export async function stopProcess(proc: ComponentProcess | number, graceMs = 5_000): Promise<void> {
+  const { pid, startTicks } = typeof proc === 'number' ? { pid: proc, startTicks: undefined } : proc;
+  if (!isAlive(pid, startTicks)) return;
   signal(pid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
-  while (isAlive(pid) && Date.now() < deadline) await sleep(50);
-  if (isAlive(pid)) {
-    signal(pid, 'SIGKILL');
-    while (isAlive(pid)) await sleep(20);
+  while (isAlive(pid, startTicks) && Date.now() < deadline) await sleep(50);
+  if (!isAlive(pid, startTicks)) return;
+  signal(pid, 'SIGKILL');
+  const killDeadline = Date.now() + 10_000;
+  while (isAlive(pid, startTicks)) {
+    if (Date.now() > killDeadline) {
+      throw new DevClusterError(
+        'TESSERA_DEVCLUSTER_START_FAILED',
+        `process ${pid} survived SIGKILL for 10 s`,
+      );
+    }
+    await sleep(20);
   }
 }
 
@@ -91,7 +140,7 @@ export async function waitUntilHealthy(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (!isAlive(component.pid)) {
+    if (!isRunning(component)) {
       throw new DevClusterError(
         'TESSERA_DEVCLUSTER_START_FAILED',
         `${component.name} exited during start-up; last lines of ${component.logFile}:\n${logTail(component.logFile)}`,

@@ -267,7 +267,7 @@ export async function startLocalRegistry(options: LocalRegistryOptions): Promise
   const dispatcher = new Agent({ connect: { ca: ca.certPem } });
   let child: ComponentProcess | undefined;
   const stop = async (): Promise<void> => {
-    if (child !== undefined) await stopProcess(child.pid);
+    if (child !== undefined) await stopProcess(child);
     child = undefined;
     await new Promise<void>((resolve) => (issuerServer ? issuerServer.close(() => resolve()) : resolve()));
     issuerServer?.closeAllConnections();

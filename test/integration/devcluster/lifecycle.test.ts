@@ -71,5 +71,6 @@ describe('dev cluster lifecycle', () => {
     await expect(run(tsx, [cli, 'dev', 'status', '--name', 'cli'], { env })).rejects.toMatchObject({
       code: 1,
     });
+    expect(isAlive(registryPid)).toBe(false);
   });
 });
