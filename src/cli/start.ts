@@ -1,36 +1,177 @@
-// The main job. Without KUBECONFIG it starts (or reuses) the local control plane; then it runs the operator
-// until SIGINT/SIGTERM. With KUBECONFIG set it never starts anything locally.
-import { isClusterRunning, readClusterState, startDevCluster } from '../devcluster/cluster.js';
+// The main job (`npm start` = `tessera start`). Without KUBECONFIG it starts (or reuses) the local control plane
+// and runs all three controllers on it with their demos: pod placement (demo Deployments whose images live in a
+// local registry), update status (a simulated OpenShift update) and NodePool status (a second local cluster as
+// the hosted cluster). With KUBECONFIG set it starts nothing locally and runs the controllers against that
+// cluster. Runs until SIGINT/SIGTERM; local clusters keep running afterwards (`tessera dev down` stops them).
+import { setMaxListeners } from 'node:events';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  isClusterRunning,
+  readClusterState,
+  startDevCluster,
+  type DevClusterState,
+} from '../devcluster/cluster.js';
 import { defaultNodeSpecs } from '../devcluster/nodes.js';
+import { KubeClient, Manager, createLogger, type Logger } from '../runtime/index.js';
 
 const say = (line: string): void => void process.stdout.write(line + '\n');
 
-export async function runStart(opts: { name: string }): Promise<void> {
-  let kubeconfigPath = process.env.KUBECONFIG;
-  if (kubeconfigPath) {
-    say(`using the cluster of KUBECONFIG=${kubeconfigPath}`);
-  } else {
-    const existing = readClusterState(opts.name);
-    if (existing && isClusterRunning(existing)) {
-      say(`reusing the local cluster "${opts.name}" at ${existing.server}`);
-      kubeconfigPath = existing.kubeconfigPath;
-    } else {
-      say(
-        `starting the local cluster "${opts.name}" (first run: build the binaries with \`npm run binaries\`)`,
-      );
-      const cluster = await startDevCluster({
-        name: opts.name,
-        nodes: defaultNodeSpecs(),
-        log: (l) => say(`  ${l}`),
-        buildMissingBinaries: true,
-      });
-      kubeconfigPath = cluster.kubeconfigPath;
-      say(`local cluster up at ${cluster.server}; stop it with \`npx tessera dev down\``);
-    }
-    say(`  export KUBECONFIG=${kubeconfigPath}`);
+export interface StartOptions {
+  /** Local cluster name (used without KUBECONFIG). */
+  readonly name: string;
+}
+
+interface Target {
+  readonly kubeConfig: KubeConfig;
+  /** Set for the local cluster: where its state (and the demos' registry data) lives. */
+  readonly local?: DevClusterState;
+}
+
+export async function runStart(opts: StartOptions): Promise<void> {
+  // Every informer and controller of the three parts listens on an abort signal of its manager; dozens per
+  // signal are expected here, not a leak.
+  setMaxListeners(200);
+  const stop = new AbortController();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const target = await resolveTarget(opts.name, KubeConfig);
+  if (stop.signal.aborted) return;
+
+  // People read stdout; the controllers' JSON logs go to stderr, warnings and up unless TESSERA_LOG_LEVEL says.
+  const logger: Logger = createLogger({
+    destination: process.stderr,
+    ...(process.env.TESSERA_LOG_LEVEL ? {} : { level: 'warn' as const }),
+  });
+  const parts = [
+    runPodPlacement(target, stop.signal, logger),
+    runUpdateStatus(target, stop.signal, logger),
+    runNodePool(opts.name, target, stop.signal, logger),
+  ];
+  const results = await Promise.allSettled(parts);
+  for (const r of results) {
+    if (r.status === 'rejected')
+      say(`error: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
   }
-  const controller = new AbortController();
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => controller.abort());
-  say('operator running; Ctrl-C to stop');
-  await new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve()));
+  if (target.local)
+    say(`local clusters keep running; stop them with \`npx tessera dev down --name ${opts.name}\``);
+  if (results.some((r) => r.status === 'rejected')) process.exitCode = 1;
+}
+
+async function resolveTarget(name: string, KubeConfigClass: typeof KubeConfig): Promise<Target> {
+  const kubeConfig = new KubeConfigClass();
+  if (process.env.KUBECONFIG) {
+    kubeConfig.loadFromDefault();
+    say(`using the cluster of KUBECONFIG (${kubeConfig.getCurrentCluster()?.server ?? 'unknown server'})`);
+    return { kubeConfig };
+  }
+  let state = readClusterState(name);
+  if (state && isClusterRunning(state)) {
+    say(`reusing the local cluster "${name}" at ${state.server}`);
+  } else {
+    say(`starting the local cluster "${name}"`);
+    state = await startDevCluster({
+      name,
+      nodes: defaultNodeSpecs(),
+      log: (line) => say(`  ${line}`),
+      buildMissingBinaries: true,
+      registry: true,
+    });
+    say(`local cluster up at ${state.server}`);
+  }
+  say(`  export KUBECONFIG=${state.kubeconfigPath}`);
+  kubeConfig.loadFromFile(state.kubeconfigPath);
+  return { kubeConfig, local: state };
+}
+
+async function runPodPlacement(target: Target, signal: AbortSignal, logger: Logger): Promise<void> {
+  if (target.local) {
+    const { runPodPlacementDemo } = await import('../podplacement/demo.js');
+    const demo = await runPodPlacementDemo({
+      kubeConfig: target.kubeConfig,
+      stateDir: target.local.stateDir,
+      signal,
+      log: (line) => say(`[podplacement] ${line}`),
+    });
+    say(`[podplacement] where the demo pods landed:\n${demo.summary}`);
+    say('[podplacement] try: npx tessera podplacement explain podplacement-demo/<pod>');
+    await demo.operator.stopped;
+    return;
+  }
+  const { runPodPlacementOperator } = await import('../podplacement/operator.js');
+  say(
+    '[podplacement] operator running (webhook expected at its in-cluster Service; see deploy/podplacement)',
+  );
+  await runPodPlacementOperator({ kubeConfig: target.kubeConfig, signal, handleSignals: false, logger });
+}
+
+async function runUpdateStatus(target: Target, signal: AbortSignal, logger: Logger): Promise<void> {
+  const { updateStatusRunnable } = await import('../updatestatus/runnable.js');
+  const manager = new Manager({
+    kubeConfig: target.kubeConfig,
+    name: 'tessera-updatestatus',
+    leaderElection: false,
+    probes: false,
+    handleSignals: false,
+    logger,
+  });
+  manager.add(
+    updateStatusRunnable({
+      client: manager.client,
+      informers: manager.informers,
+      installDevCrds: !!target.local,
+    }),
+  );
+  const running = manager.start(signal);
+  say('[updatestatus] controller running; see it with: npx tessera upgrade status --details=all');
+  if (target.local) {
+    // One simulated z-stream update after another, a minute apart, so there is always something to watch.
+    const { runSimulation } = await import('../updatestatus/simulate/driver.js');
+    const client = new KubeClient(target.kubeConfig, { userAgent: 'tessera-simulator' });
+    for (let patch = 0; !signal.aborted; patch++) {
+      const from = `4.16.${patch}`;
+      const to = `4.16.${patch + 1}`;
+      say(`[updatestatus] simulating an OpenShift update ${from} -> ${to} on the local cluster`);
+      await runSimulation({ client, from, to, stepMs: 3_000, signal });
+      if (!signal.aborted)
+        say(`[updatestatus] simulated update to ${to} finished; the next starts in a minute`);
+      await sleep(60_000, undefined, { signal }).catch(() => undefined);
+    }
+  }
+  await running;
+}
+
+async function runNodePool(name: string, target: Target, signal: AbortSignal, logger: Logger): Promise<void> {
+  if (!target.local) {
+    say(
+      '[nodepool] HyperShift NodePools: run `tessera nodepool run --hosted-kubeconfig ...` per hosted cluster',
+    );
+    return;
+  }
+  // HyperShift splits management and hosted clusters; the demo does too, with a lean second local cluster.
+  const hostedName = `${name}-hosted`;
+  let hosted = readClusterState(hostedName);
+  if (!hosted || !isClusterRunning(hosted)) {
+    say(`[nodepool] starting the hosted cluster "${hostedName}"`);
+    hosted = await startDevCluster({
+      name: hostedName,
+      nodes: 'none',
+      kwok: false,
+      scheduler: false,
+      controllerManager: false,
+      stateRoot: path.dirname(target.local.stateDir),
+    });
+  }
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const hostedConfig = new KubeConfig();
+  hostedConfig.loadFromFile(hosted.kubeconfigPath);
+  const { runNodePoolDemo } = await import('../nodepool/demo.js');
+  await runNodePoolDemo({
+    management: target.kubeConfig,
+    hosted: hostedConfig,
+    signal,
+    logger,
+    say: (line) => say(`[nodepool] ${line.replace(/^nodepool demo: /, '')}`),
+  });
 }
