@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
+import { FakeClock, MAX_TIMER_DELAY_MS, cappedTimer, type TimerHost } from './clock.js';
 
 describe('FakeClock', () => {
   it('fires timers in due order (ties in scheduling order) and never early', () => {
@@ -40,5 +40,73 @@ describe('FakeClock', () => {
     ac.abort();
     await aborted;
     expect(clock.pendingTimers()).toBe(0);
+  });
+});
+
+/** Records what cappedTimer asks of setTimeout; the test fires the pending callback by hand. */
+class RecordingHost implements TimerHost<number> {
+  readonly delays: number[] = [];
+  readonly cleared: number[] = [];
+  private readonly callbacks = new Map<number, () => void>();
+  private next = 0;
+  setTimeout(fn: () => void, ms: number): number {
+    this.delays.push(ms);
+    this.callbacks.set(this.next, fn);
+    return this.next++;
+  }
+  clearTimeout(handle: number): void {
+    this.cleared.push(handle);
+  }
+  /** Runs the most recently scheduled callback (what the host would do when its delay elapsed). */
+  fireLatest(): void {
+    this.callbacks.get(this.next - 1)?.();
+  }
+}
+
+describe('cappedTimer (realClock timers)', () => {
+  it('passes short delays through unchanged and treats negative ones as 0', () => {
+    const host = new RecordingHost();
+    let fired = 0;
+    cappedTimer(host, () => fired++, 1500);
+    cappedTimer(host, () => fired++, -5);
+    expect(host.delays).toEqual([1500, 0]);
+    host.fireLatest();
+    expect(fired).toBe(1);
+  });
+
+  it('splits a delay beyond 2^31-1 ms into slices and fires only after the last one', () => {
+    const host = new RecordingHost();
+    let fired = 0;
+    const total = 3 * MAX_TIMER_DELAY_MS + 42;
+    cappedTimer(host, () => fired++, total);
+    for (let i = 0; i < 3; i++) {
+      host.fireLatest();
+      expect(fired).toBe(0);
+    }
+    host.fireLatest();
+    expect(fired).toBe(1);
+    expect(host.delays).toEqual([MAX_TIMER_DELAY_MS, MAX_TIMER_DELAY_MS, MAX_TIMER_DELAY_MS, 42]);
+    expect(host.delays.reduce((a, b) => a + b, 0)).toBe(total);
+  });
+
+  it('cancels whichever slice is pending, and ignores a late callback of a cancelled slice', () => {
+    const host = new RecordingHost();
+    let fired = 0;
+    const timer = cappedTimer(host, () => fired++, 2 * MAX_TIMER_DELAY_MS);
+    host.fireLatest(); // first slice elapsed; the second (handle 1) is pending
+    timer.cancel();
+    expect(host.cleared).toEqual([1]);
+    host.fireLatest();
+    expect(fired).toBe(0);
+    expect(host.delays).toHaveLength(2);
+  });
+
+  it('never fires an infinite delay but keeps re-arming in capped slices', () => {
+    const host = new RecordingHost();
+    let fired = 0;
+    cappedTimer(host, () => fired++, Infinity);
+    for (let i = 0; i < 5; i++) host.fireLatest();
+    expect(fired).toBe(0);
+    expect(host.delays.every((d) => d === MAX_TIMER_DELAY_MS)).toBe(true);
   });
 });

@@ -10,7 +10,7 @@
 //   await mgr.start();   // until SIGTERM/SIGINT, then graceful shutdown
 
 // Time
-export { realClock, FakeClock, flushAsync, type Clock, type Timer } from './clock.js';
+export { realClock, FakeClock, flushAsync, MAX_TIMER_DELAY_MS, type Clock, type Timer } from './clock.js';
 
 // Errors
 export {
@@ -110,7 +110,15 @@ export {
   type ReflectorOptions,
   type ReflectorSink,
   type ReflectorStats,
+  type ListWatchClient,
 } from './cache/reflector.js';
+export {
+  FakeListWatch,
+  openWatch,
+  closedWatch,
+  type ListWatchScript,
+  type ListWatchCall,
+} from './cache/fake-list-watch.js';
 export {
   DefaultSharedInformer,
   type SharedInformer,
@@ -129,7 +137,15 @@ export {
 export { Controller, type ControllerOptions, type Reconciler } from './controller.js';
 export { decideRequeue, type ReconcileResult, type QueueAction } from './requeue-policy.js';
 export type { Runnable } from './runnable.js';
-export { LeaderElector, type LeaderElectionOptions, type LeaderCallbacks } from './leader-election.js';
+export {
+  LeaderElector,
+  validateLeaderElectionTimings,
+  LEADER_ELECTION_JITTER_FACTOR,
+  type LeaderElectionOptions,
+  type LeaderCallbacks,
+  type LeaseClient,
+  type Lease,
+} from './leader-election.js';
 export {
   decideLease,
   microTime,

@@ -1,7 +1,9 @@
 // Leader election on a coordination.k8s.io/v1 Lease. Guarantees, given a working clock:
 //  - a candidate takes the lease only after it saw the holder's record unchanged for leaseDuration (local time);
-//  - the leader renews every retryPeriod and steps down (aborting the signal given to onStartedLeading) when it
-//    could not renew for renewDeadline < leaseDuration, so it has stopped before anyone else can take over;
+//  - the leader renews every retryPeriod and steps down (aborting the signal given to onStartedLeading) at the latest
+//    renewDeadline after the start of its last successful renewal: the deadline is hard (sleeps are cut short and
+//    an in-flight request is aborted at it), and renewDeadline < leaseDuration, so it has stopped before anyone
+//    else can take over;
 //  - on shutdown the leader releases the lease (empty holder) so a successor starts at once.
 // run() resolves after this candidate stopped leading (lost or signal) or the signal aborted while waiting.
 import type { KubeClient } from './client.js';
@@ -22,18 +24,27 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void;
 }
 
+/** The Lease operations the elector uses; a ResourceClient<Lease> has them (tests pass an in-memory store). */
+export type LeaseClient = Pick<ResourceClient<Lease>, 'get' | 'create' | 'update'>;
+
 export interface LeaderElectionOptions {
-  client: KubeClient;
+  /** API access for the Lease. Give this or `leases`. */
+  client?: KubeClient;
+  /** Lease reads/writes to use instead of a ResourceClient over `client`. */
+  leases?: LeaseClient;
   /** Lease name, e.g. `tessera-podplacement`. */
   leaseName: string;
   leaseNamespace: string;
   /** Unique per process; default: `<hostname>_<random>`. */
   identity?: string;
-  /** How long others wait for a silent leader (ms). Default: 15,000. */
+  /** How long others wait for a silent leader (ms). Must be > renewDeadlineMs. Default: 15,000. */
   leaseDurationMs?: number;
-  /** The leader steps down if it could not renew for this long (ms). Must be < leaseDurationMs. Default: 10,000. */
+  /**
+   * The leader steps down if it could not renew for this long (ms), counted from the start of its last successful
+   * renewal. Must be < leaseDurationMs and > retryPeriodMs * 1.2. Default: 10,000.
+   */
   renewDeadlineMs?: number;
-  /** Time between attempts to acquire or renew (ms). Default: 2,000. */
+  /** Time between attempts to acquire or renew (ms). Must be > 0. Default: 2,000. */
   retryPeriodMs?: number;
   /** Give the lease up when the signal aborts. Default: true. */
   releaseOnCancel?: boolean;
@@ -42,8 +53,40 @@ export interface LeaderElectionOptions {
   logger?: Logger;
 }
 
-interface Lease extends KubeObject {
+export interface Lease extends KubeObject {
   spec?: LeaseSpec;
+}
+
+/** client-go's JitterFactor: renewDeadline must leave room for more than one jittered retry period. */
+export const LEADER_ELECTION_JITTER_FACTOR = 1.2;
+
+/**
+ * Checks the timings like client-go's NewLeaderElector: each > 0, leaseDuration > renewDeadline (the leader stops
+ * before others may take over) and renewDeadline > retryPeriod * 1.2 (room for a retry). Throws
+ * InvalidArgumentError naming the offending field.
+ */
+export function validateLeaderElectionTimings(t: {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}): void {
+  for (const field of ['leaseDurationMs', 'renewDeadlineMs', 'retryPeriodMs'] as const) {
+    const v = t[field];
+    if (!(Number.isFinite(v) && v > 0))
+      throw new InvalidArgumentError(field, `must be a number of milliseconds > 0, got ${v}`);
+  }
+  if (!(t.leaseDurationMs > t.renewDeadlineMs))
+    throw new InvalidArgumentError(
+      'leaseDurationMs',
+      `must be greater than renewDeadlineMs (${t.leaseDurationMs} <= ${t.renewDeadlineMs}); otherwise a cut-off ` +
+        'leader could still be leading when another candidate takes the lease',
+    );
+  if (!(t.renewDeadlineMs > t.retryPeriodMs * LEADER_ELECTION_JITTER_FACTOR))
+    throw new InvalidArgumentError(
+      'renewDeadlineMs',
+      `must be greater than retryPeriodMs * ${LEADER_ELECTION_JITTER_FACTOR} ` +
+        `(${t.renewDeadlineMs} <= ${t.retryPeriodMs * LEADER_ELECTION_JITTER_FACTOR}); lower retryPeriodMs or raise renewDeadlineMs`,
+    );
 }
 
 export class LeaderElector {
@@ -51,13 +94,15 @@ export class LeaderElector {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
-  private readonly leases: ResourceClient<Lease>;
+  private readonly leases: LeaseClient;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private observed: ObservedLease = { fingerprint: '', observedAt: 0 };
   private lastLease: Lease | undefined;
   private leader = '';
   private leading = false;
+  /** Local time at which the last successful acquire/renew attempt began (0 before the first). */
+  private lastRenewAt = 0;
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
@@ -65,13 +110,16 @@ export class LeaderElector {
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     if (!options.leaseName) throw new InvalidArgumentError('leaseName', 'required');
     if (!options.leaseNamespace) throw new InvalidArgumentError('leaseNamespace', 'required');
-    if (!(this.renewDeadlineMs < this.leaseDurationMs))
-      throw new InvalidArgumentError('renewDeadlineMs', 'must be < leaseDurationMs');
-    if (!(this.retryPeriodMs > 0 && this.retryPeriodMs < this.renewDeadlineMs))
-      throw new InvalidArgumentError('retryPeriodMs', 'must be > 0 and < renewDeadlineMs');
+    validateLeaderElectionTimings({
+      leaseDurationMs: this.leaseDurationMs,
+      renewDeadlineMs: this.renewDeadlineMs,
+      retryPeriodMs: this.retryPeriodMs,
+    });
     this.identity =
       options.identity ?? `${process.env.HOSTNAME ?? 'tessera'}_${Math.random().toString(36).slice(2, 10)}`;
-    this.leases = new ResourceClient<Lease>(options.client, Leases);
+    if (options.leases) this.leases = options.leases;
+    else if (options.client) this.leases = new ResourceClient<Lease>(options.client, Leases);
+    else throw new InvalidArgumentError('client', 'give client (or leases)');
     this.clock = options.clock ?? realClock;
     this.logger = (options.logger ?? silentLogger).child({
       lease: `${options.leaseNamespace}/${options.leaseName}`,
@@ -81,6 +129,14 @@ export class LeaderElector {
 
   isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * Local clock time (ms) at which the last successful acquire or renewal began; 0 before the first. While leading,
+   * this candidate stops leading no later than lastRenewTime() + renewDeadlineMs.
+   */
+  lastRenewTime(): number {
+    return this.lastRenewAt;
   }
 
   /** Identity of the last observed holder ('' if none). */
@@ -113,8 +169,12 @@ export class LeaderElector {
   private async acquire(signal: AbortSignal): Promise<boolean> {
     this.logger.info({}, 'waiting to acquire the lease');
     while (!signal.aborted) {
+      const startedAt = this.clock.now();
       const waitMs = await this.tryAcquireOrRenew(signal);
-      if (waitMs === 0) return true;
+      if (waitMs === 0) {
+        this.lastRenewAt = startedAt;
+        return true;
+      }
       // Poll at 40-60% of retryPeriod (random, so candidates spread out) and exactly when the observed lease
       // would expire: we see a renewal well within a retry period after it happened, so a dead leader is replaced
       // within leaseDuration + retryPeriod of its last renewal, request latency and start-up included.
@@ -124,29 +184,56 @@ export class LeaderElector {
     return false;
   }
 
-  /** Renews every retryPeriod; resolves when a renewal deadline was missed or the signal aborted. */
+  /**
+   * Renews every retryPeriod (retrying failures every retryPeriod); resolves when the renew deadline passed or the
+   * lease went to someone else, or the signal aborted. The deadline is counted from the *start* of the last
+   * successful attempt, which is no later than the server's write, so others (who wait leaseDuration from when
+   * they saw that write) cannot take over before it. Sleeps never run past it and a request still in flight at
+   * the deadline is abandoned (its signal aborts).
+   */
   private async renewLoop(signal: AbortSignal): Promise<void> {
-    let lastRenew = this.clock.now();
-    while (!signal.aborted) {
-      await this.clock.sleep(this.retryPeriodMs, signal);
+    for (;;) {
       if (signal.aborted) return;
-      const attempt = AbortSignal.any([
-        signal,
-        AbortSignal.timeout(Math.max(1, lastRenew + this.renewDeadlineMs - this.clock.now())),
-      ]);
-      const waitMs = await this.tryAcquireOrRenew(attempt);
-      if (waitMs === 0) {
-        lastRenew = this.clock.now();
+      const deadline = this.lastRenewAt + this.renewDeadlineMs;
+      if (this.clock.now() >= deadline) return this.stepDown('renew deadline passed');
+      await this.clock.sleep(Math.min(this.retryPeriodMs, deadline - this.clock.now()), signal);
+      if (signal.aborted) return;
+      if (this.clock.now() >= deadline) return this.stepDown('renew deadline passed');
+      const startedAt = this.clock.now();
+      if (await this.renewBefore(deadline, signal)) {
+        this.lastRenewAt = startedAt;
         continue;
       }
-      if (this.clock.now() - lastRenew >= this.renewDeadlineMs || this.leader !== this.identity) {
-        this.logger.warn(
-          { leader: this.leader, sinceRenewMs: this.clock.now() - lastRenew },
-          'lost the lease; stopping leader work',
-        );
-        return;
-      }
+      if (!signal.aborted && this.leader !== this.identity)
+        return this.stepDown('another candidate holds the lease');
     }
+  }
+
+  /** One renewal attempt, abandoned at `deadline`; true only if it succeeded before then. */
+  private async renewBefore(deadline: number, signal: AbortSignal): Promise<boolean> {
+    const attempt = new AbortController();
+    const abort = (): void => attempt.abort();
+    signal.addEventListener('abort', abort, { once: true });
+    const timer = this.clock.setTimer(abort, deadline - this.clock.now());
+    const abandoned = new Promise<'abandoned'>((resolve) =>
+      attempt.signal.addEventListener('abort', () => resolve('abandoned'), { once: true }),
+    );
+    try {
+      // tryAcquireOrRenew never rejects; if abandoned it finishes in the background and its result is ignored.
+      const result = await Promise.race([this.tryAcquireOrRenew(attempt.signal), abandoned]);
+      return result === 0 && !attempt.signal.aborted;
+    } finally {
+      timer.cancel();
+      signal.removeEventListener('abort', abort);
+      attempt.abort();
+    }
+  }
+
+  private stepDown(why: string): void {
+    this.logger.warn(
+      { leader: this.leader, why, sinceRenewMs: this.clock.now() - this.lastRenewAt },
+      'lost the lease; stopping leader work',
+    );
   }
 
   /** One round; returns 0 when we hold the lease, otherwise ms until it might be free. */
@@ -193,10 +280,12 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const lease = this.lastLease;
     if (!lease?.spec || lease.spec.holderIdentity !== this.identity) return;
+    const giveUp = new AbortController();
+    const timer = this.clock.setTimer(() => giveUp.abort(), this.renewDeadlineMs);
     try {
       await this.leases.update(
         { ...lease, spec: releasedSpec(lease.spec, this.clock.now()) },
-        { signal: AbortSignal.timeout(this.renewDeadlineMs) },
+        { signal: giveUp.signal },
       );
       this.logger.info({}, 'released the lease');
     } catch (err) {
@@ -204,6 +293,8 @@ export class LeaderElector {
         { err: err instanceof Error ? err.message : String(err) },
         'could not release the lease; others will take it when it expires',
       );
+    } finally {
+      timer.cancel();
     }
   }
 

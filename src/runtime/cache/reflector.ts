@@ -4,7 +4,8 @@
 //  - 410 Gone (HTTP or ERROR event) -> relist from scratch; any other error -> retry after capped exponential
 //    backoff with jitter. It never stops on its own: only the signal ends run();
 //  - a watchdog restarts a watch that delivered nothing (not even a bookmark) for `watchdogMs`.
-// The sink receives events in server order, one at a time.
+// The sink receives events in server order, one at a time, and replace() only ever gets a complete list: a paged
+// list whose continue token expires is restarted from scratch (unpaged), never cut short.
 import { Backoff, type BackoffOptions } from '../backoff.js';
 import type { KubeClient, QueryValue, WatchEvent, WatchStream } from '../client.js';
 import { realClock, type Clock } from '../clock.js';
@@ -20,8 +21,11 @@ export interface ReflectorSink<T> {
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void;
 }
 
+/** The subset of KubeClient the reflector uses (tests pass a scripted list/watch source). */
+export type ListWatchClient = Pick<KubeClient, 'request' | 'watch'>;
+
 export interface ReflectorOptions {
-  client: KubeClient;
+  client: ListWatchClient;
   type: ResourceType;
   /** Only this namespace. Default: all namespaces. */
   namespace?: string;
@@ -132,11 +136,12 @@ export class Reflector<T extends KubeObject> {
 
   private async list(signal: AbortSignal): Promise<void> {
     const { pageSize = 500 } = this.options;
-    const items: T[] = [];
-    let cont: string | undefined;
+    // `items` and `rv` always describe the pages of one consistent snapshot: both are reset when it is abandoned.
+    let items: T[] = [];
     let rv = '';
+    let cont: string | undefined;
     let limit: number | undefined = pageSize > 0 ? pageSize : undefined;
-    do {
+    for (;;) {
       let page: KubeList<T>;
       try {
         page = await this.options.client.request<KubeList<T>>({
@@ -147,10 +152,15 @@ export class Reflector<T extends KubeObject> {
           timeoutMs: 60_000,
         });
       } catch (err) {
-        // The continue token expired mid-list: start over without paging (client-go falls back the same way).
+        // The continue token expired mid-list: the snapshot is gone, so start over with one unpaged list
+        // (client-go falls back the same way). The pages read so far belong to the old snapshot: drop them.
         if (cont && err instanceof ApiStatusError && err.statusCode === 410) {
-          this.logger.info({}, 'list continue token expired; listing without pages');
-          items.length = 0;
+          this.logger.info(
+            { itemsDropped: items.length },
+            'list continue token expired; listing without pages',
+          );
+          items = [];
+          rv = '';
           cont = undefined;
           limit = undefined;
           continue;
@@ -158,9 +168,10 @@ export class Reflector<T extends KubeObject> {
         throw err;
       }
       for (const item of page.items) items.push(item);
-      cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? rv;
-    } while (cont);
+      cont = page.metadata?.continue || undefined;
+      if (!cont) break;
+    }
     this.stats.lists++;
     // Items of a list carry no kind/apiVersion; restore them so handlers see complete objects.
     const apiVersion = this.options.type.group

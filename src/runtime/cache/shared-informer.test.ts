@@ -72,6 +72,19 @@ describe('DefaultSharedInformer', () => {
     expect(inf.getIndexer().listKeys()).toEqual(['n1/c']);
   });
 
+  it('drops a watch delete of an object the cache never had (no onDelete without a prior add)', () => {
+    const inf = newInformer();
+    const r = recorder();
+    inf.addEventHandler(r.handler);
+    inf.replace([cm('n1', 'a', '1')], '1');
+    r.log.length = 0;
+    inf.apply('DELETED', cm('n1', 'ghost', '2'));
+    inf.apply('DELETED', cm('n1', 'a', '3'));
+    inf.apply('DELETED', cm('n1', 'a', '4'));
+    expect(r.log).toEqual(['delete a@3']);
+    expect(inf.getIndexer().listKeys()).toEqual([]);
+  });
+
   it('after a relist reports only changes, and deletions it could only infer as final-state-unknown', () => {
     const inf = newInformer();
     const r = recorder();

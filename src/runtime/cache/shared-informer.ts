@@ -1,7 +1,8 @@
 // A shared informer: one reflector + one indexed cache per resource/selector, feeding any number of handlers.
 // Guarantees:
 //  - Handlers see each object's changes in server order; updates carry (old, new). After a relist, objects that
-//    changed get onUpdate, new ones onAdd, vanished ones onDelete(lastKnown, finalStateUnknown=true).
+//    changed get onUpdate, new ones onAdd, vanished ones onDelete(lastKnown, finalStateUnknown=true). A watch
+//    delete of an object the cache never had is dropped (no onDelete without a prior onAdd).
 //  - A handler added late first receives onAdd(obj, true) for every cached object.
 //  - A throwing handler is logged and skipped; it never stops the informer or other handlers.
 //  - Eventually consistent: the cache may lag the server; after hasSynced() it has been complete at least once.
@@ -189,11 +190,10 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): void {
     const obj = this.transform ? this.transform(raw) : raw;
     if (type === 'DELETED') {
+      // Like client-go, a delete of an object the cache never had is dropped: handlers never saw it added, so
+      // a delete would be their first (and only) news of it. Otherwise they get the server's final state.
       const old = this.store.remove(objectKey(obj));
-      // Deliver the server's final state even if the cache never saw the object (it may have been created and
-      // deleted between a list and the watch); `old` only tells whether the cache changed.
-      void old;
-      this.dispatch((h) => h.onDelete?.(obj, false));
+      if (old) this.dispatch((h) => h.onDelete?.(obj, false));
       return;
     }
     const old = this.store.upsert(obj);

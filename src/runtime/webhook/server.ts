@@ -3,11 +3,13 @@
 // log line), a body over maxRequestBytes gets 413, a wrong method 405, a wrong content type 415, an unknown path
 // 404; a handler that throws or exceeds handlerTimeoutMs yields an AdmissionReview with allowed=false and code 500.
 // Slow clients are cut off by headers/request timeouts. Certificates come from files (reloaded on change) or are
-// generated for development (`caBundle()` then returns the CA for the webhook configuration).
+// generated for development (`caBundle()` then returns the CA for the webhook configuration). If start() fails
+// (unusable certificate, port taken), ready() rejects with the same error and nothing is left running; after a
+// clean stop no timer or watcher keeps the process alive.
 import https from 'node:https';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { realClock, type Clock } from '../clock.js';
+import { realClock, type Clock, type Timer } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
 import type { Runnable } from '../runnable.js';
@@ -64,8 +66,10 @@ export class WebhookServer implements Runnable {
   private server: https.Server | undefined;
   private ca: string | undefined;
   private certWatcher: FileCertificateWatcher | undefined;
-  private listening: Promise<void> | undefined;
+  /** Settles once: resolved when listening, rejected with start()'s error when start() fails first. */
+  private readonly listening: Promise<void>;
   private resolveListening: (() => void) | undefined;
+  private rejectListening: ((err: unknown) => void) | undefined;
 
   constructor(private readonly options: WebhookServerOptions) {
     const hasFiles = Boolean(options.certFile || options.keyFile);
@@ -75,7 +79,13 @@ export class WebhookServer implements Runnable {
       throw new InvalidArgumentError('certFile', 'give either certFile+keyFile or devCertificate');
     this.clock = options.clock ?? realClock;
     this.logger = (options.logger ?? silentLogger).child({ component: 'webhook' });
-    this.listening = new Promise((resolve) => (this.resolveListening = resolve));
+    this.listening = new Promise((resolve, reject) => {
+      this.resolveListening = resolve;
+      this.rejectListening = reject;
+    });
+    // start() reports the same failure to its own caller; without this, nobody calling ready() would turn a
+    // failed start into an unhandled rejection.
+    this.listening.catch(() => undefined);
   }
 
   /** Serves `handler` at `path` (e.g. `/mutate-pods`). Call before start(). */
@@ -84,9 +94,9 @@ export class WebhookServer implements Runnable {
     this.handlers.set(path, handler);
   }
 
-  /** Resolves once the server accepts connections. */
+  /** Resolves once the server accepts connections; rejects with start()'s error if it failed before that. */
   ready(): Promise<void> {
-    return this.listening ?? Promise.resolve();
+    return this.listening;
   }
 
   port(): number {
@@ -100,6 +110,40 @@ export class WebhookServer implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
+    let server: https.Server;
+    try {
+      server = await this.listen();
+    } catch (err) {
+      // Leave nothing behind: the certificate watcher polls and watches files, which would keep the process alive.
+      this.certWatcher?.stop();
+      this.server = undefined;
+      this.logger.error(
+        { err: err instanceof Error ? err.message : String(err) },
+        'webhook server failed to start',
+      );
+      this.rejectListening?.(err);
+      throw err;
+    }
+    this.logger.info({ port: this.port() }, 'webhook server listening');
+    this.resolveListening?.();
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    this.certWatcher?.stop();
+    // In-flight reviews get a little time, then are cut; the timer must not outlive a close that finished first.
+    let forceClose: Timer | undefined;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      forceClose = this.clock.setTimer(() => server.closeAllConnections(), 5_000);
+    });
+    forceClose?.cancel();
+    this.logger.info({}, 'webhook server stopped');
+  }
+
+  /** Loads the certificate and binds the port; on failure the caller cleans up. */
+  private async listen(): Promise<https.Server> {
     const pair = await this.initialKeyPair();
     const server = https.createServer(
       { cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' },
@@ -115,22 +159,12 @@ export class WebhookServer implements Runnable {
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.options.port ?? 9443, this.options.host ?? '0.0.0.0', () => resolve());
+      server.listen(this.options.port ?? 9443, this.options.host ?? '0.0.0.0', () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-    this.logger.info({ port: this.port() }, 'webhook server listening');
-    this.resolveListening?.();
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    this.certWatcher?.stop();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-      // In-flight reviews get a little time, then are cut.
-      this.clock.setTimer(() => server.closeAllConnections(), 5_000);
-    });
-    this.logger.info({}, 'webhook server stopped');
+    return server;
   }
 
   private async initialKeyPair(): Promise<KeyPair> {

@@ -1,6 +1,8 @@
 // Adds addAfter() to the work queue: a key becomes available after a delay measured on the queue's Clock.
 // A key waiting with several delays is added once, at the earliest due time. Waiting keys are dropped at shutdown.
-import type { Timer } from '../clock.js';
+// Delays of any length work on any Clock: the queue never asks for a timer longer than MAX_TIMER_DELAY_MS and
+// re-arms when a slice ends before the first key is due.
+import { MAX_TIMER_DELAY_MS, type Timer } from '../clock.js';
 import { WorkQueue, type Queue, type QueueOptions } from './queue.js';
 
 export interface DelayingQueue<K> extends Queue<K> {
@@ -18,6 +20,7 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> implements DelayingQueue<
   private heap: Waiting<K>[] = [];
   private readonly waitingByKey = new Map<K, Waiting<K>>();
   private timer: Timer | undefined;
+  /** When `timer` fires (Infinity when none is armed); may be before the first key is due (capped slice). */
   private timerDue = Infinity;
 
   constructor(options: QueueOptions = {}) {
@@ -62,8 +65,10 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> implements DelayingQueue<
     const first = this.heap[0];
     if (!first || first.due >= this.timerDue) return;
     this.timer?.cancel();
-    this.timerDue = first.due;
-    this.timer = this.clock.setTimer(() => this.fire(), first.due - this.clock.now());
+    const now = this.clock.now();
+    const delay = Math.min(first.due - now, MAX_TIMER_DELAY_MS);
+    this.timerDue = now + delay;
+    this.timer = this.clock.setTimer(() => this.fire(), delay);
   }
 
   private fire(): void {

@@ -1,6 +1,8 @@
-// A leader cut off from the API server must stop its leader work (renew deadline) before another candidate can
-// take the lease (lease duration), so a partition never yields two active leaders. In-process electors with short
-// timings; the first one talks to kube-apiserver through a proxy the test shuts down.
+// A leader cut off from the API server must stop its leader work by its last renewal + renewDeadline, before
+// another candidate can take the lease (lease duration), so a partition never yields two active leaders.
+// In-process electors with short timings; the first one talks to kube-apiserver through a proxy the test shuts
+// down. The timings give the leader three renewal attempts per deadline (robust on a loaded machine) and put the
+// deadline between two retry ticks, so a loop that slept a full retryPeriod past it would overshoot by 1 s.
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../../src/runtime/client.js';
@@ -30,7 +32,9 @@ describe('leader election under a network partition', () => {
     clients.push(viaProxy, direct);
 
     const timeline: Array<{ who: string; what: string; at: number }> = [];
-    const timings = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+    const timings = { leaseDurationMs: 7_000, renewDeadlineMs: 5_000, retryPeriodMs: 1_500 };
+    // Timer and event-loop latency between the deadline passing and the leader's signal aborting.
+    const schedulingAllowanceMs = 500;
     const elector = (who: string, client: KubeClient): LeaderElector =>
       new LeaderElector({
         client,
@@ -68,8 +72,19 @@ describe('leader election under a network partition', () => {
     await runA; // a's run() ends once it stepped down
     const aStopped = timeline.find((e) => e.who === 'a' && e.what === 'abort-signal')?.at ?? Infinity;
     const bStarted = timeline.find((e) => e.who === 'b' && e.what === 'start')?.at ?? 0;
+    const aLastRenew = a.lastRenewTime();
+    console.log(
+      `partition: a renewed last ${cutAt - aLastRenew} ms before the cut, stopped ${aStopped - aLastRenew} ms ` +
+        `after that renewal (deadline ${timings.renewDeadlineMs} ms); b started ${bStarted - aStopped} ms later`,
+    );
     expect(aStopped).toBeLessThan(bStarted);
-    expect(aStopped - cutAt).toBeLessThanOrEqual(timings.renewDeadlineMs + timings.retryPeriodMs + 1_000);
+    // No renewal can succeed through a closed proxy: the last one began before the cut.
+    expect(aLastRenew).toBeGreaterThan(0);
+    expect(aLastRenew).toBeLessThanOrEqual(cutAt);
+    // The hard deadline: stopped by lastRenew + renewDeadline (+ scheduling), never a retry period later.
+    expect(aStopped - aLastRenew).toBeLessThanOrEqual(timings.renewDeadlineMs + schedulingAllowanceMs);
+    expect(aStopped - aLastRenew).toBeGreaterThanOrEqual(timings.renewDeadlineMs - 50);
+    expect(timeline.filter((e) => e.who === 'a' && e.what === 'start')).toHaveLength(1);
     expect(timeline.filter((e) => e.who === 'a' && e.what === 'stop')).toHaveLength(1);
     stopA.abort();
     stopB.abort();

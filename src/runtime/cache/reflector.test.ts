@@ -1,0 +1,113 @@
+// The reflector's list side against a scripted list/watch source (no API server, no real time): an expired
+// continue token restarts the list from scratch and the cache ends with the complete list, never an empty or
+// partial one that would emit spurious deletes.
+import { describe, expect, it } from 'vitest';
+import { FakeClock, flushAsync } from '../clock.js';
+import { ApiStatusError } from '../errors.js';
+import type { KubeList, KubeObject } from '../object.js';
+import { ConfigMaps } from '../resources.js';
+import { FakeListWatch, closedWatch, openWatch } from './fake-list-watch.js';
+import { Reflector, type ReflectorSink } from './reflector.js';
+import { DefaultSharedInformer } from './shared-informer.js';
+
+const cm = (name: string, rv: string): KubeObject => ({
+  metadata: { namespace: 'n', name, resourceVersion: rv },
+});
+const page = (items: KubeObject[], rv: string, cont?: string): KubeList<KubeObject> => ({
+  metadata: { resourceVersion: rv, continue: cont },
+  items,
+});
+const expired = (): ApiStatusError =>
+  new ApiStatusError('GET', '/api/v1/configmaps', 410, 'Expired', 'continue token expired', {});
+
+describe('Reflector list', () => {
+  it('restarts the whole list unpaged when the continue token expires on page 2, without spurious deletes', async () => {
+    const lists: Array<(q: Record<string, unknown>) => KubeList<KubeObject>> = [
+      // First sync, two pages.
+      () => page([cm('a', '1'), cm('b', '2')], '10', 'tok1'),
+      () => page([cm('c', '3')], '10'),
+      // Relist after the watch expired: page 1, then the token expires.
+      () => page([cm('a', '15'), cm('b', '2')], '20', 'tok2'),
+      () => {
+        throw expired();
+      },
+      // The restarted, unpaged list.
+      () => page([cm('a', '15'), cm('b', '2'), cm('c', '3'), cm('d', '21')], '21'),
+    ];
+    const source = new FakeListWatch<KubeObject>({
+      list: (query, n) => {
+        const answer = lists[n];
+        if (!answer) throw new Error(`unexpected list #${n}`);
+        return answer(query);
+      },
+      watch: (_q, signal, n) =>
+        n === 0
+          ? closedWatch([{ type: 'ERROR', object: { kind: 'Status', code: 410, message: 'too old' } }])
+          : openWatch([], signal),
+    });
+    const clock = new FakeClock(0);
+    const informer = new DefaultSharedInformer<KubeObject>({
+      client: source,
+      type: ConfigMaps,
+      pageSize: 2,
+      clock,
+    });
+    const log: string[] = [];
+    informer.addEventHandler({
+      onAdd: (o) => log.push(`add ${o.metadata?.name}`),
+      onUpdate: (o, n) =>
+        log.push(`update ${n.metadata?.name} ${o.metadata?.resourceVersion}->${n.metadata?.resourceVersion}`),
+      onDelete: (o) => log.push(`delete ${o.metadata?.name}`),
+    });
+    const stop = new AbortController();
+    const running = informer.start(stop.signal);
+    for (let i = 0; i < 10 && source.calls.filter((c) => c.kind === 'watch').length < 2; i++)
+      await flushAsync();
+
+    expect(log).toEqual(['add a', 'add b', 'add c', 'update a 1->15', 'add d']);
+    expect(informer.getIndexer().listKeys().sort()).toEqual(['n/a', 'n/b', 'n/c', 'n/d']);
+    expect(informer.lastSyncResourceVersion()).toBe('21');
+    const listQueries = source.calls.filter((c) => c.kind === 'list').map((c) => c.query);
+    expect(listQueries.map((q) => [q.limit, q.continue])).toEqual([
+      [2, undefined],
+      [2, 'tok1'],
+      [2, undefined],
+      [2, 'tok2'],
+      [undefined, undefined],
+    ]);
+    // The next watch resumes from the restarted list's version, not from the abandoned snapshot's.
+    expect(source.calls.filter((c) => c.kind === 'watch').map((c) => c.query.resourceVersion)).toEqual([
+      '10',
+      '21',
+    ]);
+    stop.abort();
+    await running;
+  });
+
+  it('hands the sink one complete list even when every page but the last carries a continue token', async () => {
+    const replaced: string[][] = [];
+    const sink: ReflectorSink<KubeObject> = {
+      replace: (items) => replaced.push(items.map((o) => o.metadata?.name ?? '')),
+      apply: () => undefined,
+    };
+    const source = new FakeListWatch<KubeObject>({
+      list: (query) => {
+        if (query.continue === undefined) return page([cm('a', '1')], '5', 't1');
+        if (query.continue === 't1') return page([cm('b', '2')], '5', 't2');
+        return page([cm('c', '3')], '5');
+      },
+      watch: (_q, signal) => openWatch([], signal),
+    });
+    const reflector = new Reflector<KubeObject>(
+      { client: source, type: ConfigMaps, pageSize: 1, clock: new FakeClock(0) },
+      sink,
+    );
+    const stop = new AbortController();
+    const running = reflector.run(stop.signal);
+    for (let i = 0; i < 10 && replaced.length === 0; i++) await flushAsync();
+    expect(replaced).toEqual([['a', 'b', 'c']]);
+    expect(reflector.lastSyncResourceVersion()).toBe('5');
+    stop.abort();
+    await running;
+  });
+});
