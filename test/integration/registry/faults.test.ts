@@ -5,7 +5,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { multiPlatformImage, singleImage } from '../../../src/devcluster/registry-images.js';
-import { RegistryError } from '../../../src/registry/errors.js';
 import { Keyring } from '../../../src/registry/keyring.js';
 import { emptyRegistryPolicy } from '../../../src/registry/mirrors.js';
 import {
@@ -13,6 +12,7 @@ import {
   type RegistryInspectorOptions,
 } from '../../../src/registry/registry-inspector.js';
 import { startFakeServer, type FakeServer } from './fake-server.js';
+import { failure } from './expect-failure.js';
 
 let server: FakeServer;
 let other: FakeServer;
@@ -39,16 +39,6 @@ function inspectorFor(options: RegistryInspectorOptions = {}): RegistryInspector
   });
   open.push(inspector);
   return inspector;
-}
-
-async function failure(promise: Promise<unknown>): Promise<RegistryError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof RegistryError) return err;
-    throw err;
-  }
-  throw new Error('expected the inspection to fail');
 }
 
 const manifestRequests = (s: FakeServer): number =>

@@ -9,11 +9,11 @@ import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/
 import { multiPlatformImage, singleImage } from '../../../src/devcluster/registry-images.js';
 import { CachingInspector } from '../../../src/registry/caching-inspector.js';
 import { parseDockerConfigJson, type DockerConfigEntry } from '../../../src/registry/docker-config.js';
-import { RegistryError } from '../../../src/registry/errors.js';
 import { Keyring } from '../../../src/registry/keyring.js';
 import { emptyRegistryPolicy, type RegistryPolicy } from '../../../src/registry/mirrors.js';
 import { RegistryInspector } from '../../../src/registry/registry-inspector.js';
 import { testImages } from './images.js';
+import { failure } from './expect-failure.js';
 
 let registry: LocalRegistry;
 let stateDir: string;
@@ -21,16 +21,6 @@ let inspector: RegistryInspector;
 let keyring: Keyring;
 let policy: RegistryPolicy = emptyRegistryPolicy;
 const digests = new Map<string, string>();
-
-async function failure(promise: Promise<unknown>): Promise<RegistryError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof RegistryError) return err;
-    throw err;
-  }
-  throw new Error('expected the inspection to fail');
-}
 
 const entry = (key: string, username: string, password: string): DockerConfigEntry => ({
   key,

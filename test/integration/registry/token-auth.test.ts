@@ -7,23 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
 import { multiPlatformImage, singleImage } from '../../../src/devcluster/registry-images.js';
 import { parseDockerConfigJson } from '../../../src/registry/docker-config.js';
-import { RegistryError } from '../../../src/registry/errors.js';
 import { Keyring } from '../../../src/registry/keyring.js';
 import { RegistryInspector } from '../../../src/registry/registry-inspector.js';
+import { failure } from './expect-failure.js';
 
 let registry: LocalRegistry;
 let stateDir: string;
 let keyring: Keyring;
-
-async function failure(promise: Promise<unknown>): Promise<RegistryError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof RegistryError) return err;
-    throw err;
-  }
-  throw new Error('expected the inspection to fail');
-}
 
 beforeAll(async () => {
   stateDir = mkdtempSync(path.join(os.tmpdir(), 'tessera-registry-token-it-'));
