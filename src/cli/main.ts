@@ -4,6 +4,10 @@
 // the code it runs (a bare `tessera image inspect` must start nearly as fast as `node -e 0`).
 import { Command, CommanderError } from 'commander';
 import { registerDevCommands } from '../devcluster/cli.js';
+import { registerImageCommands } from '../registry/cli.js';
+import { registerNodePoolCommands } from '../nodepool/cli.js';
+import { registerPodPlacementCommands } from '../podplacement/cli.js';
+import { registerUpgradeCommands } from '../updatestatus/cli.js';
 import { registerStartCommand } from './start-command.js';
 
 const program = new Command('tessera')
@@ -13,6 +17,10 @@ const program = new Command('tessera')
 
 registerStartCommand(program);
 registerDevCommands(program);
+registerImageCommands(program);
+registerNodePoolCommands(program);
+registerPodPlacementCommands(program);
+registerUpgradeCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Type } from '@sinclair/typebox';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CrdSchemaError, buildCrd, crdFileName, renderCrdYaml, toStructuralSchema } from './crd.js';
+import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from './schema.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+describe('CRD generation', () => {
+  it.each([CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG])(
+    'deploy/crds is up to date for $kind',
+    (kind) => {
+      const file = path.join(root, 'deploy', 'crds', crdFileName(kind));
+      expect(readFileSync(file, 'utf8'), 'run: npx tsx src/podplacement/api/generate.ts').toBe(
+        renderCrdYaml(kind),
+      );
+    },
+  );
+
+  it('stores v1beta1 and serves v1alpha1 for the cluster config', () => {
+    const crd = parse(renderCrdYaml(CLUSTER_POD_PLACEMENT_CONFIG)) as {
+      spec: { versions: { name: string; served: boolean; storage: boolean }[]; scope: string };
+    };
+    expect(crd.spec.scope).toBe('Cluster');
+    expect(crd.spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([
+      ['v1alpha1', true, false],
+      ['v1beta1', true, true],
+    ]);
+  });
+
+  it('turns literal unions into enums, records into additionalProperties, optional fields out of required', () => {
+    const schema = toStructuralSchema(
+      Type.Object({
+        mode: Type.Union([Type.Literal('a'), Type.Literal('b')], { default: 'a' }),
+        labels: Type.Optional(Type.Record(Type.String(), Type.String())),
+      }),
+    );
+    expect(schema).toEqual({
+      type: 'object',
+      properties: {
+        mode: { type: 'string', enum: ['a', 'b'], default: 'a' },
+        labels: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+      required: ['mode'],
+    });
+  });
+
+  it('refuses unions that a structural schema cannot express', () => {
+    expect(() => toStructuralSchema(Type.Union([Type.String(), Type.Number()]))).toThrow(CrdSchemaError);
+  });
+
+  it('the PodPlacementConfig requires a spec with plugins', () => {
+    const crd = buildCrd(POD_PLACEMENT_CONFIG) as {
+      spec: { versions: { schema: { openAPIV3Schema: { required: string[] } } }[] };
+    };
+    expect(crd.spec.versions[0]?.schema.openAPIV3Schema.required).toEqual(['spec']);
+  });
+});

@@ -1,0 +1,74 @@
+// `tessera podplacement ...` commands. Imports only commander; implementations load on demand.
+import { Command, Option } from 'commander';
+
+export function registerPodPlacementCommands(program: Command): void {
+  const pp = program
+    .command('podplacement')
+    .description('architecture-aware pod placement (drop-in for the Multiarch Tuning Operator)');
+
+  pp.command('operator')
+    .description('run the pod placement operator (webhook + reconciler) until SIGTERM')
+    .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster or $KUBECONFIG)')
+    .option(
+      '--namespace <ns>',
+      'operator namespace (its pods are never gated)',
+      process.env.POD_NAMESPACE ?? 'openshift-multiarch-tuning-operator',
+    )
+    .addOption(
+      new Option('--components <which>', 'run the webhook, the controller, or both')
+        .choices(['all', 'controller', 'webhook'])
+        .default('all'),
+    )
+    .option('--webhook-port <port>', 'webhook HTTPS port (0 = any free port)', '9443')
+    .option('--webhook-host <host>', 'webhook listen address', '0.0.0.0')
+    .option(
+      '--webhook-url <url>',
+      'reach the webhook at this URL instead of the Service (operator outside the cluster; port 0 = the bound port)',
+    )
+    .option('--probe-port <port>', 'health/metrics port (0 = any free port)', '8081')
+    .addOption(
+      new Option('--tls <mode>', 'webhook certificate source')
+        .choices(['self-managed', 'service-ca'])
+        .default('self-managed'),
+    )
+    .option(
+      '--cert-dir <dir>',
+      'certificate directory (service-ca: where tls.crt/tls.key are mounted)',
+      '/var/run/manager/tls',
+    )
+    .option('--no-leader-elect', 'run the reconcilers without leader election')
+    .option('--install-crds', 'install or upgrade the CRDs at start')
+    .option(
+      '--manage-validating-webhook',
+      'create the ValidatingWebhookConfiguration at start, delete it at exit',
+    )
+    .option('--registry-ca <file...>', 'extra CA certificates (PEM) trusted for registries')
+    .option('--global-pull-secret-namespace <ns>', 'namespace of the global pull secret', 'openshift-config')
+    .option('--global-pull-secret-name <name>', 'name of the global pull secret', 'pull-secret')
+    .option('--workers <n>', 'concurrent pod reconciles', '8')
+    .option(
+      '--retry-base-delay-ms <ms>',
+      'wait before the 2nd inspection attempt (doubles each time)',
+      '2000',
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { runOperatorCommand } = await import('./operator-command.js');
+      await runOperatorCommand(opts);
+    });
+
+  pp.command('explain')
+    .description(
+      'show the images of a pod, their architectures and the affinity the operator would write (changes nothing)',
+    )
+    .argument('[pod]', 'NAMESPACE/NAME of a pod in the cluster')
+    .option('-f, --file <pod.yaml>', 'a pod manifest instead of a pod in the cluster')
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG or ~/.kube/config)')
+    .option('-n, --namespace <ns>', 'namespace for a manifest without one', 'default')
+    .option('--registry-ca <file...>', 'extra CA certificates (PEM) trusted for registries')
+    .option('--offline', 'do not contact the cluster (configs and pull secrets are not read)')
+    .option('-o, --output <format>', 'text or json', 'text')
+    .action(async (pod: string | undefined, opts: Record<string, unknown>) => {
+      const { runExplainCommand } = await import('./explain-command.js');
+      process.exitCode = await runExplainCommand(pod, opts);
+    });
+}

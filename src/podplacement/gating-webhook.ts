@@ -1,0 +1,59 @@
+// The mutating admission handler for pods (path /add-pod-scheduling-gate): applies decideAdmission() to the pod
+// under admission and answers with its JSON patch. Never denies: any problem (no cluster config yet, a malformed
+// object) admits the pod unchanged, matching failurePolicy Ignore. Reads configs from caches only, so it answers
+// in microseconds and never calls the API server on the admission path.
+import type { Operation } from 'fast-json-patch';
+import type { AdmissionHandler, AdmissionRequest, AdmissionResult } from '../runtime/index.js';
+import type { Clock } from '../runtime/index.js';
+import type { Logger } from '../runtime/index.js';
+import { decideAdmission } from './admission.js';
+import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
+import type { PodPlacementMetrics } from './metrics.js';
+import type { Pod } from './pod-types.js';
+
+export interface GatingWebhookOptions {
+  clusterConfig: () => ClusterPodPlacementConfig | undefined;
+  podPlacementConfigs: (namespace: string) => readonly PodPlacementConfig[];
+  operatorNamespace: string;
+  clock: Clock;
+  logger: Logger;
+  metrics?: PodPlacementMetrics;
+}
+
+function isPod(v: unknown): v is Pod {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export class GatingWebhook implements AdmissionHandler {
+  constructor(private readonly o: GatingWebhookOptions) {}
+
+  handle(request: AdmissionRequest): AdmissionResult {
+    const started = this.o.clock.now();
+    try {
+      this.o.metrics?.webhookPodsProcessed.inc();
+      const cluster = this.o.clusterConfig();
+      if (request.operation !== 'CREATE' || request.resource.resource !== 'pods' || request.subResource) {
+        return { allowed: true };
+      }
+      if (!cluster || cluster.metadata.deletionTimestamp || !isPod(request.object)) return { allowed: true };
+      const namespace = request.namespace ?? request.object.metadata?.namespace ?? '';
+      const decision = decideAdmission(request.object, {
+        namespace,
+        operatorNamespace: this.o.operatorNamespace,
+        clusterConfig: cluster,
+        podPlacementConfigs: this.o.podPlacementConfigs(namespace),
+      });
+      if (decision.gate) {
+        this.o.metrics?.webhookPodsGated.inc();
+        this.o.metrics?.podsGated.inc();
+      } else {
+        this.o.logger.trace({ namespace, reason: decision.ignoreReason }, 'pod not gated');
+      }
+      const result: AdmissionResult = { allowed: true };
+      if (decision.patch.length > 0) result.patch = decision.patch as Operation[];
+      return result;
+    } finally {
+      this.o.metrics?.webhookResponseTime.observe((this.o.clock.now() - started) / 1000);
+    }
+  }
+}

@@ -1,0 +1,56 @@
+// The `tessera podplacement operator` action: turns flags into PodPlacementOperatorOptions and runs until stopped.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { runPodPlacementOperator, type WebhookTlsMode } from './operator.js';
+
+function int(v: unknown, flag: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`${flag} must be a non-negative integer, got ${String(v)}`);
+  return n;
+}
+
+export function loadKubeConfig(file: unknown): KubeConfig {
+  const kc = new KubeConfig();
+  if (typeof file === 'string' && file) kc.loadFromFile(file);
+  else kc.loadFromDefault();
+  return kc;
+}
+
+export async function runOperatorCommand(opts: Record<string, unknown>): Promise<void> {
+  const certDir = String(opts['certDir']);
+  const tls: WebhookTlsMode =
+    opts['tls'] === 'service-ca'
+      ? {
+          mode: 'service-ca',
+          certFile: path.join(certDir, 'tls.crt'),
+          keyFile: path.join(certDir, 'tls.key'),
+        }
+      : { mode: 'self-managed', certDir };
+  const cas = Array.isArray(opts['registryCa'])
+    ? await Promise.all(opts['registryCa'].map((f) => readFile(String(f), 'utf8')))
+    : [];
+  const url = typeof opts['webhookUrl'] === 'string' ? opts['webhookUrl'] : undefined;
+  await runPodPlacementOperator({
+    kubeConfig: loadKubeConfig(opts['kubeconfig']),
+    namespace: String(opts['namespace']),
+    components:
+      opts['components'] === 'controller' || opts['components'] === 'webhook' ? opts['components'] : 'all',
+    webhookHost: String(opts['webhookHost']),
+    webhookPort: int(opts['webhookPort'], '--webhook-port'),
+    endpoint: url ? { kind: 'url', baseUrl: url } : undefined,
+    probes: { port: int(opts['probePort'], '--probe-port') },
+    tls,
+    leaderElection: opts['leaderElect'] !== false,
+    installCrds: opts['installCrds'] === true,
+    manageValidatingWebhook: opts['manageValidatingWebhook'] === true,
+    registry: { caCertificates: cas },
+    globalPullSecret: {
+      namespace: String(opts['globalPullSecretNamespace']),
+      name: String(opts['globalPullSecretName']),
+    },
+    workers: int(opts['workers'], '--workers'),
+    retryBaseDelayMs: int(opts['retryBaseDelayMs'], '--retry-base-delay-ms'),
+  });
+}

@@ -1,0 +1,143 @@
+// Builds the admission webhook configurations the operator owns. Pure. The mutating one (pod gating) exists only
+// while the operand can gate and ungate; the validating one (config rules) exists while the operator runs.
+// The webhook is reached either through a Service (in-cluster) or a URL (operator running outside the cluster).
+import type { LabelSelector } from './api/schema.js';
+import {
+  API_GROUP,
+  CLUSTER_CONFIG_PLURAL,
+  MUTATING_WEBHOOK,
+  POD_CONFIG_PLURAL,
+  SERVICE_CA_INJECT_ANNOTATION,
+  VALIDATING_WEBHOOK,
+} from './constants.js';
+
+/** How the API server reaches the webhook server. */
+export type WebhookEndpoint =
+  | { readonly kind: 'service'; readonly namespace: string; readonly name: string; readonly port: number }
+  | { readonly kind: 'url'; readonly baseUrl: string };
+
+export interface WebhookTlsTrust {
+  /** PEM CA bundle; omitted when OpenShift's service CA injects it. */
+  readonly caBundlePem?: string;
+  /** Ask OpenShift's service-ca operator to inject the caBundle. */
+  readonly serviceCaInjection?: boolean;
+}
+
+interface ClientConfig {
+  service?: { namespace: string; name: string; path: string; port: number };
+  url?: string;
+  caBundle?: string;
+}
+
+function clientConfig(endpoint: WebhookEndpoint, path: string, trust: WebhookTlsTrust): ClientConfig {
+  const cc: ClientConfig =
+    endpoint.kind === 'service'
+      ? { service: { namespace: endpoint.namespace, name: endpoint.name, path, port: endpoint.port } }
+      : { url: `${endpoint.baseUrl.replace(/\/$/, '')}${path}` };
+  if (trust.caBundlePem) cc.caBundle = Buffer.from(trust.caBundlePem).toString('base64');
+  return cc;
+}
+
+export interface WebhookConfigurationObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+  };
+  webhooks: Record<string, unknown>[];
+}
+
+const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'tessera-podplacement' };
+
+/** The pod gating webhook, scoped by the cluster config's namespaceSelector (empty = all namespaces). */
+export function mutatingWebhookConfiguration(
+  endpoint: WebhookEndpoint,
+  trust: WebhookTlsTrust,
+  namespaceSelector: LabelSelector | undefined,
+): WebhookConfigurationObject {
+  const metadata: WebhookConfigurationObject['metadata'] = {
+    name: MUTATING_WEBHOOK.configurationName,
+    labels: { ...MANAGED_BY },
+  };
+  if (trust.serviceCaInjection) metadata.annotations = { [SERVICE_CA_INJECT_ANNOTATION]: 'true' };
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata,
+    webhooks: [
+      {
+        name: MUTATING_WEBHOOK.webhookName,
+        admissionReviewVersions: ['v1'],
+        clientConfig: clientConfig(endpoint, MUTATING_WEBHOOK.path, trust),
+        failurePolicy: 'Ignore',
+        sideEffects: 'None',
+        matchPolicy: 'Equivalent',
+        reinvocationPolicy: 'Never',
+        timeoutSeconds: 10,
+        rules: [
+          {
+            operations: ['CREATE'],
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            resources: ['pods'],
+            scope: 'Namespaced',
+          },
+        ],
+        namespaceSelector: namespaceSelector ?? {},
+        objectSelector: {},
+      },
+    ],
+  };
+}
+
+/**
+ * Validating webhooks for both config kinds. Failure policy Fail: the rules must hold. `podConfigNamespaceSelector`
+ * limits the PodPlacementConfig hook to some namespaces (default: all).
+ */
+export function validatingWebhookConfiguration(
+  endpoint: WebhookEndpoint,
+  trust: WebhookTlsTrust,
+  options: { podConfigNamespaceSelector?: LabelSelector } = {},
+): WebhookConfigurationObject {
+  const metadata: WebhookConfigurationObject['metadata'] = {
+    name: VALIDATING_WEBHOOK.configurationName,
+    labels: { ...MANAGED_BY },
+  };
+  if (trust.serviceCaInjection) metadata.annotations = { [SERVICE_CA_INJECT_ANNOTATION]: 'true' };
+  const hook = (name: string, path: string, plural: string, operations: string[]) => ({
+    name,
+    admissionReviewVersions: ['v1'],
+    clientConfig: clientConfig(endpoint, path, trust),
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    timeoutSeconds: 10,
+    rules: [
+      { operations, apiGroups: [API_GROUP], apiVersions: ['v1beta1', 'v1alpha1'], resources: [plural] },
+    ],
+  });
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata,
+    webhooks: [
+      hook(
+        VALIDATING_WEBHOOK.clusterConfigWebhookName,
+        VALIDATING_WEBHOOK.clusterConfigPath,
+        CLUSTER_CONFIG_PLURAL,
+        ['CREATE', 'UPDATE', 'DELETE'],
+      ),
+      {
+        ...hook(
+          VALIDATING_WEBHOOK.podConfigWebhookName,
+          VALIDATING_WEBHOOK.podConfigPath,
+          POD_CONFIG_PLURAL,
+          ['CREATE', 'UPDATE'],
+        ),
+        namespaceSelector: options.podConfigNamespaceSelector ?? {},
+      },
+    ],
+  };
+}

@@ -1,0 +1,221 @@
+// Helpers for the pod placement end-to-end tests: the operator as a separate process (the real API server calls
+// its webhook over HTTPS), a local registry with known single- and multi-architecture images, and waits.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
+import { multiPlatformImage, singleImage } from '../../../src/devcluster/registry-images.js';
+import type { KubeClient } from '../../../src/runtime/index.js';
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export interface OperatorProcess {
+  readonly child: ChildProcess;
+  readonly logFile: string;
+  /** Sends `signal` and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  log(): string;
+}
+
+export interface OperatorProcessOptions {
+  namespace: string;
+  globalPullSecretNamespace: string;
+  registryCaFiles: readonly string[];
+  retryBaseDelayMs?: number;
+  /** Fixed webhook port, so a restarted operator is reachable at the registered URL. */
+  webhookPort: number;
+  extraArgs?: readonly string[];
+}
+
+/** A currently free loopback port. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Starts `tessera podplacement operator` against the test cluster, reachable by URL on a free port. */
+export function startOperatorProcess(o: OperatorProcessOptions): OperatorProcess {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pp-operator-'));
+  const logFile = path.join(dir, 'operator.log');
+  const fd = openSync(logFile, 'a');
+  const args = [
+    '--import',
+    'tsx',
+    'src/cli/main.ts',
+    'podplacement',
+    'operator',
+    '--kubeconfig',
+    inject('kubeconfigPath'),
+    '--namespace',
+    o.namespace,
+    '--webhook-host',
+    '127.0.0.1',
+    '--webhook-port',
+    String(o.webhookPort),
+    '--webhook-url',
+    `https://127.0.0.1:${o.webhookPort}`,
+    '--probe-port',
+    '0',
+    '--no-leader-elect',
+    '--install-crds',
+    '--cert-dir',
+    path.join(dir, 'certs'),
+    '--global-pull-secret-namespace',
+    o.globalPullSecretNamespace,
+    '--retry-base-delay-ms',
+    String(o.retryBaseDelayMs ?? 200),
+    '--workers',
+    '16',
+    ...(o.registryCaFiles.length > 0 ? ['--registry-ca', ...o.registryCaFiles] : []),
+    ...(o.extraArgs ?? []),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: projectRoot,
+    stdio: ['ignore', fd, fd],
+    env: { ...process.env, TESSERA_LOG_LEVEL: 'info' },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    logFile,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      await exited;
+    },
+    log: () => readFileSync(logFile, 'utf8'),
+  };
+}
+
+/** Architectures of the test images, by short name (as in the shared behaviour cases). */
+export const IMAGE_ARCHS = {
+  A: ['amd64'],
+  R: ['arm64'],
+  M: ['amd64', 'arm64'],
+  M4: ['amd64', 'arm64', 'ppc64le', 's390x'],
+  P: ['ppc64le'],
+  B: ['amd64', 'arm64', 'ppc64le', 's390x'],
+  PRIV: ['arm64', 'ppc64le'],
+} as const;
+
+export interface TestRegistries {
+  readonly pub: LocalRegistry;
+  readonly priv: LocalRegistry;
+  /** Image references by short name. */
+  readonly images: Record<keyof typeof IMAGE_ARCHS | 'ATTEST' | 'CACHE', string>;
+  stop(): Promise<void>;
+}
+
+/** A public registry (no auth) and a private one (htpasswd), with the test images pushed. */
+export async function startTestRegistries(): Promise<TestRegistries> {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'pp-registry-'));
+  const pub = await startLocalRegistry({ stateDir: path.join(root, 'pub'), auth: 'none' });
+  const priv = await startLocalRegistry({ stateDir: path.join(root, 'priv'), auth: 'htpasswd' });
+  const p = (arch: string) => ({ architecture: arch });
+  await pub.pushImage('hello', '1.2.0', multiPlatformImage({ platforms: IMAGE_ARCHS.M4.map(p) }));
+  await pub.pushImage(
+    'hello',
+    'multiarch',
+    multiPlatformImage({ platforms: IMAGE_ARCHS.M.map(p), format: 'docker' }),
+  );
+  await pub.pushImage('amd64-only', '1', singleImage({ platform: p('amd64') }));
+  await pub.pushImage('arm64-only', '1', singleImage({ platform: p('arm64') }));
+  await pub.pushImage('ppc64le-only', '1', singleImage({ platform: p('ppc64le'), format: 'docker' }));
+  await pub.pushImage(
+    'bundle',
+    '1',
+    singleImage({
+      platform: p('amd64'),
+      labels: { 'operators.operatorframework.io.bundle.mediatype.v1': 'registry+v1' },
+    }),
+  );
+  await pub.pushImage('attest', '1', multiPlatformImage({ platforms: [p('amd64')], attestations: 1 }));
+  await pub.pushImage('cache-test', '1', multiPlatformImage({ platforms: [p('arm64'), p('amd64')] }));
+  await priv.pushImage(
+    'rhel8/httpd-24',
+    'latest',
+    multiPlatformImage({ platforms: IMAGE_ARCHS.PRIV.map(p) }),
+  );
+  return {
+    pub,
+    priv,
+    images: {
+      A: `${pub.host}/amd64-only:1`,
+      R: `${pub.host}/arm64-only:1`,
+      M: `${pub.host}/hello:multiarch`,
+      M4: `${pub.host}/hello:1.2.0`,
+      P: `${pub.host}/ppc64le-only:1`,
+      B: `${pub.host}/bundle:1`,
+      PRIV: `${priv.host}/rhel8/httpd-24:latest`,
+      ATTEST: `${pub.host}/attest:1`,
+      CACHE: `${pub.host}/cache-test:1`,
+    },
+    async stop() {
+      await Promise.all([pub.stop(), priv.stop()]);
+    },
+  };
+}
+
+/** A dockerconfigjson Secret body. */
+export function pullSecret(
+  name: string,
+  namespace: string,
+  dockerConfigJson: string,
+): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': Buffer.from(dockerConfigJson).toString('base64') },
+  };
+}
+
+/** Lists pods of a namespace with the raw client. */
+export async function listPods(
+  client: KubeClient,
+  namespace: string,
+  labelSelector?: string,
+): Promise<TestPod[]> {
+  const list = await client.request<{ items: TestPod[] }>({
+    method: 'GET',
+    path: `/api/v1/namespaces/${namespace}/pods`,
+    query: { labelSelector },
+  });
+  return list.items;
+}
+
+export interface TestPod {
+  metadata: {
+    name: string;
+    namespace: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: { kind: string }[];
+  };
+  spec: {
+    nodeName?: string;
+    schedulingGates?: { name: string }[];
+    nodeSelector?: Record<string, string>;
+    affinity?: {
+      nodeAffinity?: {
+        requiredDuringSchedulingIgnoredDuringExecution?: {
+          nodeSelectorTerms: { matchExpressions?: { key: string; operator: string; values?: string[] }[] }[];
+        };
+        preferredDuringSchedulingIgnoredDuringExecution?: {
+          weight: number;
+          preference: { matchExpressions?: { key: string; values?: string[] }[] };
+        }[];
+      };
+    };
+    containers: { image: string }[];
+  };
+}
