@@ -93,6 +93,8 @@ async function runPodPlacement(target: Target, signal: AbortSignal, logger: Logg
       stateDir: target.local.stateDir,
       signal,
       log: (line) => say(`[podplacement] ${line}`),
+      // A child logger: the CR's logVerbosity changes this one's level, not that of the other controllers.
+      logger: logger.child({ area: 'podplacement' }),
     });
     say(`[podplacement] where the demo pods landed:\n${demo.summary}`);
     say('[podplacement] try: npx tessera podplacement explain podplacement-demo/<pod>');
@@ -100,10 +102,29 @@ async function runPodPlacement(target: Target, signal: AbortSignal, logger: Logg
     return;
   }
   const { runPodPlacementOperator } = await import('../podplacement/operator.js');
+  // An API server on this machine can call a webhook on 127.0.0.1; a remote one needs the in-cluster Service.
+  const server = target.kubeConfig.getCurrentCluster()?.server ?? '';
+  const apiServerIsLocal = /^https:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:|\/|$)/.test(server);
   say(
-    '[podplacement] operator running (webhook expected at its in-cluster Service; see deploy/podplacement)',
+    apiServerIsLocal
+      ? '[podplacement] operator running; the API server calls its webhook on 127.0.0.1'
+      : '[podplacement] operator running; its webhook is expected behind the in-cluster Service (deploy/podplacement)',
   );
-  await runPodPlacementOperator({ kubeConfig: target.kubeConfig, signal, handleSignals: false, logger });
+  await runPodPlacementOperator({
+    kubeConfig: target.kubeConfig,
+    signal,
+    handleSignals: false,
+    logger,
+    ...(apiServerIsLocal
+      ? {
+          endpoint: { kind: 'url' as const, baseUrl: 'https://127.0.0.1:0' },
+          webhookHost: '127.0.0.1',
+          webhookPort: 0,
+          installCrds: true,
+          manageValidatingWebhook: true,
+        }
+      : {}),
+  });
 }
 
 async function runUpdateStatus(target: Target, signal: AbortSignal, logger: Logger): Promise<void> {

@@ -64,6 +64,8 @@ export class WebhookServer implements Runnable {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private server: https.Server | undefined;
+  /** Set once stop begins: answers then close their connection instead of keeping it alive. */
+  private stopping = false;
   private ca: string | undefined;
   private certWatcher: FileCertificateWatcher | undefined;
   /** Settles once: resolved when listening, rejected with start()'s error when start() fails first. */
@@ -131,6 +133,9 @@ export class WebhookServer implements Runnable {
       else signal.addEventListener('abort', () => resolve(), { once: true });
     });
     this.certWatcher?.stop();
+    // From now on every answer says `connection: close` and idle keep-alive connections are closed as soon as
+    // they go idle, so a clean stop does not wait for the API server to drop its pooled connections.
+    this.stopping = true;
     // In-flight reviews get a little time, then are cut; the timer must not outlive a close that finished first.
     let forceClose: Timer | undefined;
     await new Promise<void>((resolve) => {
@@ -233,7 +238,7 @@ export class WebhookServer implements Runnable {
       if (!res.headersSent)
         res.writeHead(status, {
           'content-type': 'text/plain; charset=utf-8',
-          connection: status === 413 ? 'close' : 'keep-alive',
+          connection: status === 413 || this.stopping ? 'close' : 'keep-alive',
         });
       res.end(`${message}\n`);
       if (status === 413) req.destroy();
@@ -284,7 +289,11 @@ export class WebhookServer implements Runnable {
 
   private reply(res: http.ServerResponse, status: number, body: unknown): void {
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text),
+      ...(this.stopping ? { connection: 'close' } : {}),
+    });
     res.end(text);
   }
 }
