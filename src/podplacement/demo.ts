@@ -6,8 +6,8 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startLocalRegistry } from '../devcluster/registry.js';
 import { multiPlatformImage, singleImage } from '../devcluster/registry-images.js';
-import { KubeClient, isAlreadyExists } from '../runtime/index.js';
-import { ARCH_LABEL, EXCLUDE_NAMESPACE_LABEL, LABELS } from './constants.js';
+import { KubeClient, isAlreadyExists, type Logger } from '../runtime/index.js';
+import { ARCH_LABEL, EXCLUDE_NAMESPACE_LABEL, LABELS, MUTATING_WEBHOOK } from './constants.js';
 import { startPodPlacementOperator, type PodPlacementOperatorHandle } from './operator.js';
 
 export interface PodPlacementDemoOptions {
@@ -23,6 +23,8 @@ export interface PodPlacementDemoOptions {
   demoNamespace?: string;
   /** How long to wait for the demo pods to be scheduled, in ms. Default: 90,000. */
   timeoutMs?: number;
+  /** The operator's logger (e.g. JSON lines on stderr). Default: the operator's own, on stdout, warnings and up. */
+  logger?: Logger;
 }
 
 export interface PlacementRow {
@@ -134,7 +136,12 @@ export async function runPodPlacementDemo(
     globalPullSecret: { namespace: opNs, name: 'pull-secret' },
     handleSignals: false,
     logLevel: 'warn',
+    logger: o.logger,
   });
+  // On a reused cluster the validating webhook configuration may still name the port of an earlier (killed) run;
+  // creating the ClusterPodPlacementConfig before the operator rewrote it would be refused.
+  await Promise.race([operator.validatingWebhookConfigured, operator.stopped]);
+  if (o.signal.aborted) return { operator, summary: '' };
   await ensure('/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs', {
     apiVersion: 'multiarch.openshift.io/v1beta1',
     kind: 'ClusterPodPlacementConfig',
@@ -144,14 +151,18 @@ export async function runPodPlacementDemo(
       plugins: { nodeAffinityScoring: { enabled: true, platforms: [{ architecture: 'arm64', weight: 50 }] } },
     },
   });
-  // Wait for the webhook configuration: pods created before it would not be gated.
+  // Wait for the gating webhook configuration to name this run's port: pods created before it would not be gated
+  // (on a reused cluster, the one left by an earlier run names a port nobody answers, and its policy is Ignore).
   const deadline = Date.now() + (o.timeoutMs ?? 90_000);
+  const ourUrl = `https://127.0.0.1:${operator.webhookPort}/`;
   for (;;) {
     try {
-      await client.request({
+      const mwc = await client.request<{ webhooks?: { clientConfig?: { url?: string } }[] }>({
         method: 'GET',
-        path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/pod-placement-mutating-webhook-configuration',
+        path: `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${MUTATING_WEBHOOK.configurationName}`,
       });
+      if (!(mwc.webhooks ?? []).every((w) => w.clientConfig?.url?.startsWith(ourUrl)))
+        throw new Error('the webhook configuration still names an earlier run');
       break;
     } catch {
       if (Date.now() > deadline)

@@ -25,7 +25,6 @@ import {
 import {
   CachingInspector,
   RegistryInspector,
-  emptyRegistryPolicy,
   type ImageInspector,
   type PullSecretLike,
 } from '../registry/index.js';
@@ -55,6 +54,7 @@ import type { PlacementPlan } from './placement-plan.js';
 import { PodReconciler } from './pod-reconciler.js';
 import type { Pod } from './pod-types.js';
 import { PullSecretResolver } from './pull-secrets.js';
+import { RegistryPolicyWatch, discoverPolicyKinds } from './registry-policy-watch.js';
 import { ClusterPodPlacementConfigs, PodPlacementConfigs } from './resources.js';
 import {
   validatingWebhookConfiguration,
@@ -104,8 +104,13 @@ export interface PodPlacementOperatorOptions {
   globalPullSecret?: { namespace: string; name: string };
   /** Concurrent pod reconciles. Default: 8. */
   workers?: number;
-  /** Image inspector; default: CachingInspector(RegistryInspector) with `registry` settings. */
+  /**
+   * Image inspector; default: CachingInspector(RegistryInspector) with `registry` settings and the cluster's
+   * registry policy (ImageDigestMirrorSet, ImageTagMirrorSet, ImageContentSourcePolicy, image.config.openshift.io
+   * registrySources; kinds the cluster does not serve are skipped).
+   */
   inspector?: ImageInspector;
+  /** `insecureRegistries` are added to the cluster's. */
   registry?: { caCertificates?: readonly string[]; insecureRegistries?: readonly string[] };
   /** Wait before the 2nd inspection attempt, in ms (doubles each time). Default: 2,000. */
   retryBaseDelayMs?: number;
@@ -123,6 +128,12 @@ export interface PodPlacementOperatorHandle {
   /** Bound probe/metrics port (0 when disabled). */
   probePort(): number;
   readonly manager: Manager;
+  /**
+   * Resolves once this process has (re)written the ValidatingWebhookConfiguration with its current URL/Service and
+   * caBundle (at once without manageValidatingWebhook). Needs the lease with leader election, so it may never
+   * settle on a standby replica: race it with `stopped`.
+   */
+  readonly validatingWebhookConfigured: Promise<void>;
   /** Settles when the operator has stopped; rejects if it failed. */
   readonly stopped: Promise<void>;
 }
@@ -299,6 +310,18 @@ export async function startPodPlacementOperator(
   if (runsWebhook)
     manager.addReadyCheck('webhook', () => localWebhookReady() || 'webhook server not serving yet');
 
+  // A configuration left by an earlier process may name a URL nobody answers (a killed operator, another port), and
+  // its failurePolicy Fail refuses every config change: nothing that writes configs may run before it is rewritten.
+  let vwcWritten = false;
+  let markVwcWritten: () => void = () => undefined;
+  const validatingWebhookConfigured = new Promise<void>((resolve) => {
+    markVwcWritten = () => {
+      vwcWritten = true;
+      resolve();
+    };
+  });
+  if (!(runsController && options.manageValidatingWebhook)) markVwcWritten();
+
   // The controller half.
   const controllerHandle: { current?: { enqueue(key: string): void } } = {};
   function kick(): void {
@@ -317,20 +340,25 @@ export async function startPodPlacementOperator(
       fieldSelector: `metadata.name=${globalRef.name}`,
     });
 
-    // Image inspection: the cache is purged whenever the global pull secret changes.
-    const caching =
-      options.inspector === undefined
-        ? new CachingInspector(
-            new RegistryInspector({
-              caCertificates: options.registry?.caCertificates,
-              policy: () => ({
-                ...emptyRegistryPolicy,
-                insecureRegistries: options.registry?.insecureRegistries ?? [],
-              }),
-            }),
-            { metrics: createInspectionCacheMetrics(manager.registry), negativeTtlMs: 1_000 },
-          )
-        : undefined;
+    // Image inspection: the cache is purged whenever the global pull secret or the registry policy changes.
+    let caching: CachingInspector | undefined;
+    if (options.inspector === undefined) {
+      // Discovery once: the policy kinds exist on OpenShift (or with the dev CRDs), not on plain Kubernetes.
+      const policyWatch = new RegistryPolicyWatch({
+        kinds: await discoverPolicyKinds(client, logger, options.signal),
+        informerFor: (type) => manager.informers.informerFor<KubeObject>({ type }),
+        extraInsecureRegistries: options.registry?.insecureRegistries,
+        onChange: () => caching?.purge(),
+        logger,
+      });
+      caching = new CachingInspector(
+        new RegistryInspector({
+          caCertificates: options.registry?.caCertificates,
+          policy: () => policyWatch.current(),
+        }),
+        { metrics: createInspectionCacheMetrics(manager.registry), negativeTtlMs: 1_000 },
+      );
+    }
     const inspector: ImageInspector = options.inspector ?? (caching as ImageInspector);
     let globalSecretData: string | undefined;
     const onGlobalSecret = (secret: (PullSecretLike & KubeObject) | undefined): void => {
@@ -445,7 +473,14 @@ export async function startPodPlacementOperator(
     });
     const cfgController = manager.newController({
       name: 'podplacement-config',
-      reconciler: configReconciler,
+      reconciler: {
+        // Adding or removing the finalizer is an UPDATE the validating webhook sees.
+        reconcile: async (key, signal) => {
+          if (!vwcWritten) await Promise.race([validatingWebhookConfigured, waitForAbort(signal)]);
+          if (signal.aborted) return;
+          return configReconciler.reconcile(key, signal);
+        },
+      },
     });
     controllerHandle.current = cfgController;
     cfgController.watch(cppcInformer, () => [CLUSTER_CONFIG_NAME]);
@@ -478,7 +513,25 @@ export async function startPodPlacementOperator(
         needsLeaderElection: true,
         async start(signal) {
           await server?.ready();
-          await applyVwc(signal);
+          // Retried: a failed write must not take the whole operator down, nor leave a stale URL in place.
+          for (let delayMs = 500; !signal.aborted; delayMs = Math.min(delayMs * 2, 30_000)) {
+            try {
+              await applyVwc(signal);
+              logger.info(
+                { name: VALIDATING_WEBHOOK.configurationName },
+                'validating webhook configuration written',
+              );
+              markVwcWritten();
+              break;
+            } catch (err) {
+              if (signal.aborted) break;
+              logger.warn(
+                { err, retryInMs: delayMs },
+                'could not write the validating webhook configuration; config changes are refused until it is',
+              );
+              await clock.sleep(delayMs, signal);
+            }
+          }
           await waitForAbort(signal);
           // Outside the cluster nothing answers once this process is gone: a Fail-policy webhook left behind
           // would block every config change.
@@ -510,7 +563,13 @@ export async function startPodPlacementOperator(
 
   const stopped = manager.start(options.signal);
   if (server) await Promise.race([server.ready(), stopped]);
-  return { webhookPort: webhookPortNow(), probePort: () => manager.probePort(), manager, stopped };
+  return {
+    webhookPort: webhookPortNow(),
+    probePort: () => manager.probePort(),
+    manager,
+    validatingWebhookConfigured,
+    stopped,
+  };
 }
 
 /** Runs the operator until `signal` aborts (or SIGTERM); for `tessera start` and the in-cluster command. */

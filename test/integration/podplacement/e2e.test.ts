@@ -13,7 +13,9 @@ import { eventually, testKubeConfig, uniqueName, useTestNamespace } from '../../
 import { sharedPath } from '../../support/fixtures.js';
 import {
   IMAGE_ARCHS,
+  REGISTRY_POLICY_DEV_CRDS,
   freePort,
+  installDevCrds,
   listPods,
   pullSecret,
   startOperatorProcess,
@@ -120,12 +122,14 @@ beforeAll(async () => {
     `/api/v1/namespaces/${opNs.name}/secrets`,
     pullSecret('pull-secret', opNs.name, registries.priv.dockerConfigJson()),
   );
+  // The registry policy kinds must be served before the operator starts: it checks discovery once.
+  await installDevCrds(client, REGISTRY_POLICY_DEV_CRDS);
   webhookPort = await freePort();
   operator = startOperatorProcess({
     webhookPort,
     namespace: opNs.name,
     globalPullSecretNamespace: opNs.name,
-    registryCaFiles: [registries.pub.caFile, registries.priv.caFile],
+    registryCaFiles: [registries.pub.caFile, registries.priv.caFile, registries.mirror.caFile],
   });
   await eventually(() => req('GET', cppcPath), { timeoutMs: 60_000, what: 'operator installed the CRDs' });
   await req('POST', cppcPath, {
@@ -555,6 +559,74 @@ describe('PodPlacementConfig', () => {
   });
 });
 
+describe('registry policy', () => {
+  const idmsPath = '/apis/config.openshift.io/v1/imagedigestmirrorsets';
+  const imageConfigPath = '/apis/config.openshift.io/v1/images';
+
+  it('an image only in a mirror registry is placed by its architectures once an ImageDigestMirrorSet maps it', async () => {
+    const source = `${registries.pub.host}/mirrored`;
+    // Without the mirror set the source has no such manifest: released without an architecture requirement.
+    await createPod(ns.name, 'mirror-before', [registries.images.MIRRORED]);
+    const before = await scheduled(ns.name, 'mirror-before');
+    expect(before.metadata.labels?.[LABELS.nodeAffinity]).toBe('not-set');
+    await req('POST', idmsPath, {
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'ImageDigestMirrorSet',
+      metadata: { name: 'pp-e2e-mirror' },
+      spec: { imageDigestMirrors: [{ source, mirrors: [`${registries.mirror.host}/mirrored`] }] },
+    });
+    try {
+      await createPod(ns.name, 'mirror-after', [registries.images.MIRRORED]);
+      const pod = await scheduled(ns.name, 'mirror-after');
+      expect(pod.metadata.labels?.[LABELS.nodeAffinity]).toBe('set');
+      expect(requiredArchValues(pod)).toEqual([[...IMAGE_ARCHS.MIRRORED]]);
+      expect(IMAGE_ARCHS.MIRRORED).toContain(archOf(pod));
+      expect(
+        registries.mirror.accessLog().some((e) => e.path.startsWith('/v2/mirrored/app/manifests/')),
+      ).toBe(true);
+    } finally {
+      await req('DELETE', `${idmsPath}/pp-e2e-mirror`).catch(() => undefined);
+    }
+  });
+
+  it('a blocked registry is not contacted: the pod is released without an architecture requirement, with a Warning', async () => {
+    await req('POST', imageConfigPath, {
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'Image',
+      metadata: { name: 'cluster' },
+      spec: { registrySources: { blockedRegistries: [`${registries.pub.host}/blocked`] } },
+    });
+    try {
+      const blockedRequests = (): number =>
+        registries.pub.accessLog().filter((e) => e.path.startsWith('/v2/blocked/')).length;
+      // The operator sees the policy shortly after it is written; a pod inspected before that is placed normally.
+      const { pod, requestsBefore } = await eventually(
+        async () => {
+          const requestsBefore = blockedRequests();
+          const name = uniqueName('blocked');
+          await createPod(ns.name, name, [registries.images.BLOCKED]);
+          const p = await scheduled(ns.name, name);
+          if (!/blocked/.test(p.metadata.annotations?.[LABELS.imageInspectError] ?? ''))
+            throw new Error(`${name} was inspected before the policy applied`);
+          return { pod: p, requestsBefore };
+        },
+        { timeoutMs: 90_000, intervalMs: 0, what: 'a pod whose image is in a blocked registry' },
+      );
+      expect(blockedRequests()).toBe(requestsBefore);
+      expect(pod.metadata.labels?.[LABELS.nodeAffinity]).toBe('not-set');
+      expect(requiredArchValues(pod)).toEqual([]);
+      const warnings = await eventually(async () => {
+        const w = (await podEvents(ns.name, pod.metadata.name)).filter((e) => e.type === 'Warning');
+        if (!w.some((e) => e.reason === EVENT_REASONS.inspectionError)) throw new Error('no Warning yet');
+        return w;
+      });
+      expect(warnings.map((e) => e.message).join('\n')).toMatch(/blocked/);
+    } finally {
+      await req('DELETE', `${imageConfigPath}/cluster`).catch(() => undefined);
+    }
+  });
+});
+
 describe('faults', () => {
   it('registry down: pods are ungated within the retry budget, with Warning events', async () => {
     await createPod(ns.name, 'unreachable', ['127.0.0.1:1/nothing:1']);
@@ -603,7 +675,7 @@ describe('faults', () => {
       webhookPort,
       namespace: opNs.name,
       globalPullSecretNamespace: opNs.name,
-      registryCaFiles: [registries.pub.caFile, registries.priv.caFile],
+      registryCaFiles: [registries.pub.caFile, registries.priv.caFile, registries.mirror.caFile],
     });
     await eventually(
       async () => {

@@ -9,7 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
 import { multiPlatformImage, singleImage } from '../../../src/devcluster/registry-images.js';
-import type { KubeClient } from '../../../src/runtime/index.js';
+import { parseAllDocuments } from 'yaml';
+import {
+  CustomResourceDefinitions,
+  ResourceClient,
+  type KubeClient,
+  type KubeObject,
+} from '../../../src/runtime/index.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -28,6 +34,8 @@ export interface OperatorProcessOptions {
   retryBaseDelayMs?: number;
   /** Fixed webhook port, so a restarted operator is reachable at the registered URL. */
   webhookPort: number;
+  /** Default: the shared test cluster's. */
+  kubeconfigPath?: string;
   extraArgs?: readonly string[];
 }
 
@@ -53,7 +61,7 @@ export function startOperatorProcess(o: OperatorProcessOptions): OperatorProcess
     'podplacement',
     'operator',
     '--kubeconfig',
-    inject('kubeconfigPath'),
+    o.kubeconfigPath ?? inject('kubeconfigPath'),
     '--namespace',
     o.namespace,
     '--webhook-host',
@@ -104,21 +112,29 @@ export const IMAGE_ARCHS = {
   P: ['ppc64le'],
   B: ['amd64', 'arm64', 'ppc64le', 's390x'],
   PRIV: ['arm64', 'ppc64le'],
+  /** Only in the mirror registry, referenced by digest through the public one (an IDMS maps it). */
+  MIRRORED: ['ppc64le', 's390x'],
 } as const;
 
 export interface TestRegistries {
   readonly pub: LocalRegistry;
   readonly priv: LocalRegistry;
-  /** Image references by short name. */
-  readonly images: Record<keyof typeof IMAGE_ARCHS | 'ATTEST' | 'CACHE', string>;
+  /** Holds `mirrored/app` only; no other registry has it. */
+  readonly mirror: LocalRegistry;
+  /**
+   * Image references by short name. MIRRORED names the public registry (which lacks it) by digest; BLOCKED is in
+   * the public registry under `blocked/`.
+   */
+  readonly images: Record<keyof typeof IMAGE_ARCHS | 'ATTEST' | 'CACHE' | 'BLOCKED', string>;
   stop(): Promise<void>;
 }
 
-/** A public registry (no auth) and a private one (htpasswd), with the test images pushed. */
+/** A public registry (no auth), a private one (htpasswd) and a mirror (no auth), with the test images pushed. */
 export async function startTestRegistries(): Promise<TestRegistries> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'pp-registry-'));
   const pub = await startLocalRegistry({ stateDir: path.join(root, 'pub'), auth: 'none' });
   const priv = await startLocalRegistry({ stateDir: path.join(root, 'priv'), auth: 'htpasswd' });
+  const mirror = await startLocalRegistry({ stateDir: path.join(root, 'mirror'), auth: 'none' });
   const p = (arch: string) => ({ architecture: arch });
   await pub.pushImage('hello', '1.2.0', multiPlatformImage({ platforms: IMAGE_ARCHS.M4.map(p) }));
   await pub.pushImage(
@@ -139,6 +155,12 @@ export async function startTestRegistries(): Promise<TestRegistries> {
   );
   await pub.pushImage('attest', '1', multiPlatformImage({ platforms: [p('amd64')], attestations: 1 }));
   await pub.pushImage('cache-test', '1', multiPlatformImage({ platforms: [p('arm64'), p('amd64')] }));
+  await pub.pushImage('blocked/app', '1', multiPlatformImage({ platforms: IMAGE_ARCHS.M.map(p) }));
+  const mirroredDigest = await mirror.pushImage(
+    'mirrored/app',
+    '1',
+    multiPlatformImage({ platforms: IMAGE_ARCHS.MIRRORED.map(p) }),
+  );
   await priv.pushImage(
     'rhel8/httpd-24',
     'latest',
@@ -147,6 +169,7 @@ export async function startTestRegistries(): Promise<TestRegistries> {
   return {
     pub,
     priv,
+    mirror,
     images: {
       A: `${pub.host}/amd64-only:1`,
       R: `${pub.host}/arm64-only:1`,
@@ -157,9 +180,11 @@ export async function startTestRegistries(): Promise<TestRegistries> {
       PRIV: `${priv.host}/rhel8/httpd-24:latest`,
       ATTEST: `${pub.host}/attest:1`,
       CACHE: `${pub.host}/cache-test:1`,
+      MIRRORED: `${pub.host}/mirrored/app@${mirroredDigest}`,
+      BLOCKED: `${pub.host}/blocked/app:1`,
     },
     async stop() {
-      await Promise.all([pub.stop(), priv.stop()]);
+      await Promise.all([pub.stop(), priv.stop(), mirror.stop()]);
     },
   };
 }
@@ -219,3 +244,42 @@ export interface TestPod {
     containers: { image: string }[];
   };
 }
+
+interface Crd extends KubeObject {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+/**
+ * Applies CRDs from `deploy/crds/dev/<file>` (server-side apply, idempotent across files and runs) and waits until
+ * the API server serves them.
+ */
+export async function installDevCrds(client: KubeClient, files: readonly string[]): Promise<void> {
+  const crds = new ResourceClient<Crd>(client, CustomResourceDefinitions);
+  const names: string[] = [];
+  for (const file of files) {
+    for (const doc of parseAllDocuments(
+      readFileSync(path.join(projectRoot, 'deploy/crds/dev', file), 'utf8'),
+    )) {
+      const crd = doc.toJS() as Crd;
+      await crds.apply(crd, { fieldManager: 'pp-e2e', force: true });
+      names.push(crd.metadata?.name ?? '');
+    }
+  }
+  const deadline = Date.now() + 30_000;
+  for (const name of names) {
+    for (;;) {
+      const got = await crds.get({ name });
+      if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} not Established after 30 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** The dev CRDs of the registry policy kinds (mirror sets, ICSP, image config). */
+export const REGISTRY_POLICY_DEV_CRDS = [
+  'config.openshift.io_imagedigestmirrorsets.yaml',
+  'config.openshift.io_imagetagmirrorsets.yaml',
+  'operator.openshift.io_imagecontentsourcepolicies.yaml',
+  'config.openshift.io_images.yaml',
+] as const;

@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import { ApiStatusError, silentLogger, type KubeObject, type ResourceType } from '../runtime/index.js';
+import { parseImageReference, pullSources, type RegistryPolicy } from '../registry/index.js';
+import {
+  ImageConfigs,
+  ImageContentSourcePolicies,
+  ImageDigestMirrorSets,
+  ImageTagMirrorSets,
+  clusterRegistryPolicy,
+  servedKinds,
+  type ImageConfig,
+  type ImageDigestMirrorSet,
+  type RegistryPolicyObjects,
+} from './registry-policy.js';
+import { RegistryPolicyWatch, discoverPolicyKinds, type PolicyInformer } from './registry-policy-watch.js';
+
+const DIGEST = `sha256:${'a'.repeat(64)}`;
+const none: RegistryPolicyObjects = {
+  imageDigestMirrorSets: [],
+  imageTagMirrorSets: [],
+  imageContentSourcePolicies: [],
+  imageConfigs: [],
+};
+const idms = (name: string, source: string, mirrors: string[], never = false): ImageDigestMirrorSet => ({
+  metadata: { name },
+  spec: {
+    imageDigestMirrors: [{ source, mirrors, ...(never ? { mirrorSourcePolicy: 'NeverContactSource' } : {}) }],
+  },
+});
+const imageConfig = (name: string, registrySources: Record<string, string[]>): ImageConfig => ({
+  metadata: { name },
+  spec: { registrySources },
+});
+const hosts = (image: string, policy: RegistryPolicy): string[] =>
+  pullSources(parseImageReference(image), policy).map((s) => `${s.registry}/${s.repository}`);
+
+describe('clusterRegistryPolicy', () => {
+  it('sends a digest reference to the IDMS mirror first, then to the source', () => {
+    const policy = clusterRegistryPolicy({
+      ...none,
+      imageDigestMirrorSets: [idms('m', 'quay.io/team', ['mirror.local:5000/team'])],
+    });
+    expect(hosts(`quay.io/team/app@${DIGEST}`, policy)).toEqual([
+      'mirror.local:5000/team/app',
+      'quay.io/team/app',
+    ]);
+    // IDMS does not apply to tags.
+    expect(hosts('quay.io/team/app:1', policy)).toEqual(['quay.io/team/app']);
+  });
+
+  it('applies ITMS to tags and ICSP to digests, and never contacts the source when told so', () => {
+    const policy = clusterRegistryPolicy({
+      ...none,
+      imageTagMirrorSets: [
+        {
+          metadata: { name: 't' },
+          spec: { imageTagMirrors: [{ source: 'quay.io/a', mirrors: ['m.io/a'] }] },
+        },
+      ],
+      imageContentSourcePolicies: [
+        {
+          metadata: { name: 'c' },
+          spec: { repositoryDigestMirrors: [{ source: 'quay.io/b', mirrors: ['m.io/b'] }] },
+        },
+      ],
+      imageDigestMirrorSets: [idms('n', 'quay.io/c', ['m.io/c'], true)],
+    });
+    expect(hosts('quay.io/a/x:1', policy)).toEqual(['m.io/a/x', 'quay.io/a/x']);
+    expect(hosts(`quay.io/b/x@${DIGEST}`, policy)).toEqual(['m.io/b/x', 'quay.io/b/x']);
+    expect(hosts(`quay.io/c/x@${DIGEST}`, policy)).toEqual(['m.io/c/x']);
+  });
+
+  it('takes insecure and blocked registries from image.config.openshift.io/cluster only, plus the flags', () => {
+    const policy = clusterRegistryPolicy(
+      {
+        ...none,
+        imageConfigs: [
+          imageConfig('cluster', { insecureRegistries: ['plain.local'], blockedRegistries: ['bad.io'] }),
+          imageConfig('other', { blockedRegistries: ['quay.io'] }),
+        ],
+      },
+      ['flag.local', 'plain.local'],
+    );
+    expect(policy.insecureRegistries).toEqual(['plain.local', 'flag.local']);
+    expect(() => hosts('bad.io/x:1', policy)).toThrow(/blocked/);
+    expect(hosts('quay.io/x:1', policy)).toEqual(['quay.io/x']);
+  });
+
+  it('does not depend on the order objects come out of the cache', () => {
+    const a = idms('a', 'quay.io/t', ['one.io/t']);
+    const b = idms('b', 'quay.io/t', ['two.io/t']);
+    expect(clusterRegistryPolicy({ ...none, imageDigestMirrorSets: [b, a] })).toEqual(
+      clusterRegistryPolicy({ ...none, imageDigestMirrorSets: [a, b] }),
+    );
+  });
+});
+
+describe('servedKinds', () => {
+  it('keeps the kinds listed by discovery and skips missing group versions and subresources', () => {
+    const discovery = new Map([
+      [
+        'config.openshift.io/v1',
+        { resources: [{ name: 'imagedigestmirrorsets' }, { name: 'images/status' }] },
+      ],
+      ['operator.openshift.io/v1alpha1', undefined],
+    ]);
+    const kinds = [ImageDigestMirrorSets, ImageTagMirrorSets, ImageContentSourcePolicies, ImageConfigs];
+    expect(servedKinds(kinds, discovery)).toEqual([ImageDigestMirrorSets]);
+  });
+});
+
+class FakeInformer implements PolicyInformer {
+  objects = new Map<string, KubeObject>();
+  private handlers: {
+    onAdd?(o: KubeObject): void;
+    onUpdate?(a: KubeObject, b: KubeObject): void;
+    onDelete?(o: KubeObject): void;
+  }[] = [];
+  getIndexer() {
+    return { list: () => [...this.objects.values()] };
+  }
+  addEventHandler(h: (typeof this.handlers)[number]): void {
+    this.handlers.push(h);
+  }
+  put(o: KubeObject): void {
+    const name = o.metadata?.name ?? '';
+    const old = this.objects.get(name);
+    this.objects.set(name, o);
+    for (const h of this.handlers) {
+      if (old) h.onUpdate?.(old, o);
+      else h.onAdd?.(o);
+    }
+  }
+  remove(name: string): void {
+    const old = this.objects.get(name);
+    if (!old) return;
+    this.objects.delete(name);
+    for (const h of this.handlers) h.onDelete?.(old);
+  }
+}
+
+describe('RegistryPolicyWatch', () => {
+  const setup = (kinds: ResourceType[]) => {
+    const informers = new Map(kinds.map((k) => [k, new FakeInformer()]));
+    const changes: RegistryPolicy[] = [];
+    const watch = new RegistryPolicyWatch({
+      kinds,
+      informerFor: (t) => informers.get(t) ?? new FakeInformer(),
+      extraInsecureRegistries: ['flag.local'],
+      onChange: (p) => changes.push(p),
+      logger: silentLogger,
+    });
+    return { watch, changes, informer: (k: ResourceType) => informers.get(k) ?? new FakeInformer() };
+  };
+
+  it('follows mirror sets and the image config, reporting each real change once', () => {
+    const { watch, changes, informer } = setup([ImageDigestMirrorSets, ImageConfigs]);
+    expect(watch.current().insecureRegistries).toEqual(['flag.local']);
+    expect(hosts(`src.io/app@${DIGEST}`, watch.current())).toEqual(['src.io/app']);
+
+    informer(ImageDigestMirrorSets).put(idms('m', 'src.io', ['mirror.io']));
+    expect(hosts(`src.io/app@${DIGEST}`, watch.current())).toEqual(['mirror.io/app', 'src.io/app']);
+    expect(changes).toHaveLength(1);
+
+    // A write that changes nothing the policy uses (labels) is not a change: the cache keeps its entries.
+    informer(ImageDigestMirrorSets).put({
+      ...idms('m', 'src.io', ['mirror.io']),
+      metadata: { name: 'm', labels: { x: 'y' } },
+    });
+    expect(changes).toHaveLength(1);
+
+    informer(ImageConfigs).put(imageConfig('cluster', { blockedRegistries: ['src.io'] }));
+    expect(changes).toHaveLength(2);
+    expect(() => hosts('src.io/app:1', watch.current())).toThrow(/blocked/);
+
+    informer(ImageConfigs).remove('cluster');
+    informer(ImageDigestMirrorSets).remove('m');
+    expect(changes).toHaveLength(4);
+    expect(hosts(`src.io/app@${DIGEST}`, watch.current())).toEqual(['src.io/app']);
+  });
+
+  it('treats a kind the cluster does not serve as empty', () => {
+    const { watch, changes } = setup([]);
+    expect(watch.current().digestMirrors).toEqual([]);
+    expect(changes).toEqual([]);
+  });
+});
+
+describe('discoverPolicyKinds', () => {
+  it('skips group versions the API server does not serve and fails on other errors', async () => {
+    const client = {
+      request: <T>(o: { path: string }): Promise<T> => {
+        if (o.path === '/apis/config.openshift.io/v1')
+          return Promise.resolve({ resources: [{ name: 'images' }, { name: 'imagetagmirrorsets' }] } as T);
+        return Promise.reject(new ApiStatusError('GET', o.path, 404, 'NotFound', 'not found', undefined));
+      },
+    };
+    expect(await discoverPolicyKinds(client, silentLogger)).toEqual([ImageTagMirrorSets, ImageConfigs]);
+    const failing = {
+      request: <T>(o: { path: string }): Promise<T> =>
+        Promise.reject(new ApiStatusError('GET', o.path, 403, 'Forbidden', 'forbidden', undefined)),
+    };
+    await expect(discoverPolicyKinds(failing, silentLogger)).rejects.toThrow(/403/);
+  });
+});

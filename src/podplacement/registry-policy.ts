@@ -1,0 +1,131 @@
+// The cluster's registry policy for image inspection, from the objects OpenShift uses for it: ImageDigestMirrorSet,
+// ImageTagMirrorSet (config.openshift.io/v1), the legacy ImageContentSourcePolicy (operator.openshift.io/v1alpha1)
+// and `images.config.openshift.io/cluster` (spec.registrySources). Pure: the caller lists the objects; kinds the
+// cluster does not serve are simply absent. allowedRegistries is reported, not enforced (RegistryPolicy cannot say it).
+import type { KubeObject, ResourceType } from '../runtime/index.js';
+import { registryPolicyFrom, type RegistryPolicy } from '../registry/index.js';
+
+export const ImageDigestMirrorSets: ResourceType = {
+  group: 'config.openshift.io',
+  version: 'v1',
+  plural: 'imagedigestmirrorsets',
+  kind: 'ImageDigestMirrorSet',
+  namespaced: false,
+};
+export const ImageTagMirrorSets: ResourceType = {
+  group: 'config.openshift.io',
+  version: 'v1',
+  plural: 'imagetagmirrorsets',
+  kind: 'ImageTagMirrorSet',
+  namespaced: false,
+};
+export const ImageContentSourcePolicies: ResourceType = {
+  group: 'operator.openshift.io',
+  version: 'v1alpha1',
+  plural: 'imagecontentsourcepolicies',
+  kind: 'ImageContentSourcePolicy',
+  namespaced: false,
+};
+/** `image.config.openshift.io`; only the object named IMAGE_CONFIG_NAME counts. */
+export const ImageConfigs: ResourceType = {
+  group: 'config.openshift.io',
+  version: 'v1',
+  plural: 'images',
+  kind: 'Image',
+  namespaced: false,
+};
+export const IMAGE_CONFIG_NAME = 'cluster';
+
+/** Every kind the policy is read from, in a fixed order. */
+export const REGISTRY_POLICY_KINDS: readonly ResourceType[] = [
+  ImageDigestMirrorSets,
+  ImageTagMirrorSets,
+  ImageContentSourcePolicies,
+  ImageConfigs,
+];
+
+interface MirrorEntry {
+  source?: string;
+  mirrors?: string[];
+  mirrorSourcePolicy?: string;
+}
+export interface ImageDigestMirrorSet extends KubeObject {
+  spec?: { imageDigestMirrors?: MirrorEntry[] };
+}
+export interface ImageTagMirrorSet extends KubeObject {
+  spec?: { imageTagMirrors?: MirrorEntry[] };
+}
+export interface ImageContentSourcePolicy extends KubeObject {
+  spec?: { repositoryDigestMirrors?: MirrorEntry[] };
+}
+export interface ImageConfig extends KubeObject {
+  spec?: {
+    registrySources?: {
+      insecureRegistries?: string[];
+      blockedRegistries?: string[];
+      allowedRegistries?: string[];
+    };
+  };
+}
+
+/** What the cluster holds; a kind it does not serve is an empty list. */
+export interface RegistryPolicyObjects {
+  readonly imageDigestMirrorSets: readonly ImageDigestMirrorSet[];
+  readonly imageTagMirrorSets: readonly ImageTagMirrorSet[];
+  readonly imageContentSourcePolicies: readonly ImageContentSourcePolicy[];
+  /** Objects of ImageConfigs; all but `cluster` are ignored, as OpenShift does. */
+  readonly imageConfigs: readonly ImageConfig[];
+}
+
+/**
+ * The policy for RegistryInspector. `extraInsecureRegistries` (operator flags) are added to the cluster's.
+ * Objects are taken in name order so the result does not depend on cache order.
+ */
+export function clusterRegistryPolicy(
+  objects: RegistryPolicyObjects,
+  extraInsecureRegistries: readonly string[] = [],
+): RegistryPolicy {
+  const byName = <T extends KubeObject>(list: readonly T[]): T[] =>
+    [...list].sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+  const sources = objects.imageConfigs.find((c) => c.metadata?.name === IMAGE_CONFIG_NAME)?.spec
+    ?.registrySources;
+  return registryPolicyFrom({
+    imageDigestMirrorSets: byName(objects.imageDigestMirrorSets),
+    imageTagMirrorSets: byName(objects.imageTagMirrorSets),
+    imageContentSourcePolicies: byName(objects.imageContentSourcePolicies),
+    insecureRegistries: [...new Set([...(sources?.insecureRegistries ?? []), ...extraInsecureRegistries])],
+    blockedRegistries: sources?.blockedRegistries ?? [],
+  });
+}
+
+/** allowedRegistries of the cluster image config, which this operator does not enforce (empty when unset). */
+export function unenforcedAllowedRegistries(imageConfigs: readonly ImageConfig[]): readonly string[] {
+  return (
+    imageConfigs.find((c) => c.metadata?.name === IMAGE_CONFIG_NAME)?.spec?.registrySources
+      ?.allowedRegistries ?? []
+  );
+}
+
+/** True when both policies send every reference to the same places with the same trust. */
+export function samePolicy(a: RegistryPolicy, b: RegistryPolicy): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** One `/apis/<group>/<version>` discovery document (APIResourceList), as far as it is read here. */
+export interface ApiResourceList {
+  readonly groupVersion?: string;
+  readonly resources?: readonly { readonly name: string }[];
+}
+
+/**
+ * The kinds the API server serves, from the discovery documents of their group versions (`undefined` for a group
+ * version that answered 404). Subresources (`images/status`) never count as a kind.
+ */
+export function servedKinds(
+  wanted: readonly ResourceType[],
+  discovery: ReadonlyMap<string, ApiResourceList | undefined>,
+): ResourceType[] {
+  return wanted.filter((t) =>
+    (discovery.get(`${t.group}/${t.version}`)?.resources ?? []).some((r) => r.name === t.plural),
+  );
+}
