@@ -185,9 +185,9 @@ export async function run(): Promise<BenchResult> {
 
     const registry = new Registry();
     const started = performance.now();
-    running.push(
-      createNodePoolController({ management: client, registry, staleAfterMs: 0 }).start(stop.signal),
-    );
+    // Cluster-wide, as deployed: users' ConfigMaps are cached only in namespaces whose NodePools name them.
+    const controller = createNodePoolController({ management: client, registry, staleAfterMs: 0 });
+    running.push(controller.start(stop.signal));
     const current = (pool: Pool): string => {
       const np = observed.getIndexer().get(pool.key);
       return np ? summaryOf(np) : '';
@@ -356,6 +356,13 @@ export async function run(): Promise<BenchResult> {
         baseline: `${pools.length} NodePools, mirrors created`,
       },
       { name: 'nodepool_count', value: pools.length, unit: 'count' },
+      {
+        name: 'tuning_configmap_namespaces_watched',
+        value: controller.tuningNamespaces().length,
+        unit: 'count',
+        goal: { op: '==', value: 1 },
+        baseline: `${CLUSTERS + 1} namespaces with ConfigMaps, NodePools in one`,
+      },
       { name: 'reconciles_total', value: reconcileCount, unit: 'count' },
       {
         name: 'reconcile_mean_ms',

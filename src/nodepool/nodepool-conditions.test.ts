@@ -292,7 +292,7 @@ describe('bad states become conditions naming the object', () => {
 });
 
 describe('staleness', () => {
-  it('reports a status naming another profile as stale, keeping the mirrors', () => {
+  it('reports a status naming another profile as stale, mirrors included', () => {
     const cm = statusCM({ conditions: conditions('available') });
     cm.metadata.labels = {
       ...cm.metadata.labels,
@@ -302,13 +302,25 @@ describe('staleness', () => {
     const summary = byType(r.conditions).get(SUMMARY);
     expect(summary).toMatchObject({ status: 'Unknown', reason: SUMMARY_REASONS.stale });
     expect(summary?.message).toContain('"oldprof"');
-    expect(byType(r.conditions).get(`${PREFIX}/Available`)?.status).toBe('True');
+    // The previous profile's Available=True must not read as the current profile's state.
+    for (const type of ['Available', 'Upgradeable', 'Progressing', 'Degraded']) {
+      expect(byType(r.conditions).get(`${PREFIX}/${type}`)).toMatchObject({
+        status: 'Unknown',
+        reason: SUMMARY_REASONS.stale,
+        message: summary?.message,
+      });
+    }
   });
 
   it('reports a status of an older PerformanceProfile ConfigMap as stale', () => {
     const cm = statusCM({ conditions: conditions('available') }, { name: 'status-previous-cm-np1' });
     const r = assessNodePoolPerformance(input({ statusConfigMaps: [cm] }));
     expect(byType(r.conditions).get(SUMMARY)?.reason).toBe(SUMMARY_REASONS.stale);
+    expect(byType(r.conditions).get(`${PREFIX}/Available`)).toMatchObject({
+      status: 'Unknown',
+      reason: SUMMARY_REASONS.stale,
+    });
+    expect(byType(r.conditions).get(`${PREFIX}/Available`)?.message).toContain('status-previous-cm-np1');
   });
 
   it('turns stale when the heartbeat passes the limit, and says when to look again', () => {
@@ -331,6 +343,11 @@ describe('staleness', () => {
       reason: SUMMARY_REASONS.stale,
     });
     expect(byType(old.conditions).get(SUMMARY)?.message).toMatch(/last refreshed 600s ago \(limit 600s\)/);
+    expect(byType(old.conditions).get(`${PREFIX}/Available`)).toMatchObject({
+      status: 'Unknown',
+      reason: SUMMARY_REASONS.stale,
+    });
+    expect(byType(old.conditions).get(`${PREFIX}/Degraded`)?.message).toMatch(/last refreshed 600s ago/);
     expect(old.changed).toBe(true);
   });
 

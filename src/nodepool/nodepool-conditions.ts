@@ -1,6 +1,7 @@
 // The NodePool side, as pure functions: the status ConfigMaps found for a NodePool (zero, one, several; with or
 // without a decodable `status`) -> the NodePool's `performance.operator.openshift.io/<Type>` mirrors and the
-// `PerformanceProfileAppliedSuccessfully` summary, including staleness.
+// `PerformanceProfileAppliedSuccessfully` summary, including staleness (a stale status turns the summary and every
+// mirror Unknown with the stale reason, so old data is never shown as current).
 // Guarantees: bad input becomes a condition that names the offending ConfigMap, never an exception; conditions of
 // other owners are kept in place; lastTransitionTime moves only when a condition's status changes; `changed` is
 // false when only timestamps would differ, so callers write the NodePool once per meaningful change.
@@ -208,11 +209,19 @@ function plan(input: AssessNodePoolInput): Plan {
     message: c.message ?? '',
   }));
   const stale = staleness(cm, status, reference, input.now, input.staleAfterMs);
-  const result: Plan = {
-    mirrors,
-    summary: stale.reason ? summary('Unknown', SUMMARY_REASONS.stale, stale.reason) : summaryOf(status),
-    source: refOf(cm),
-  };
+  // Stale data is not presented as current: every mirror says Unknown and why, keeping only its type.
+  const result: Plan = stale.reason
+    ? {
+        mirrors: mirrors.map((m) => ({
+          type: m.type,
+          status: 'Unknown',
+          reason: SUMMARY_REASONS.stale,
+          message: stale.reason ?? '',
+        })),
+        summary: summary('Unknown', SUMMARY_REASONS.stale, stale.reason),
+        source: refOf(cm),
+      }
+    : { mirrors, summary: summaryOf(status), source: refOf(cm) };
   if (stale.recheckAfterMs !== undefined) result.recheckAfterMs = stale.recheckAfterMs;
   return result;
 }

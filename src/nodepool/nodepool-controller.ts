@@ -2,7 +2,10 @@
 // PerformanceProfile into the HCP namespace (`<cm>-<nodepool>`), reads the status ConfigMaps labelled for it,
 // asks nodepool-conditions.ts for the conditions, and writes the NodePool status only when they changed
 // meaningfully. It watches NodePools, status ConfigMaps (by label), mirrored PP ConfigMaps and HostedControlPlanes,
-// so every status change is reflected, not only NodePool generation changes.
+// so every status change is reflected, not only NodePool generation changes. Users' tuning ConfigMaps are watched
+// only in namespaces that hold a NodePool with spec.tuningConfig (one informer per such namespace, started when the
+// first one appears), trimmed to the `tuning` key without managedFields, so the cache does not grow with the
+// management cluster's ConfigMaps.
 // Guarantees: one NodePool status write per meaningful change, none for timestamp-only changes; conditions of
 // other controllers are preserved (read-modify-write guarded by resourceVersion; a conflict retries).
 import type { Registry } from 'prom-client';
@@ -22,8 +25,10 @@ import {
   type ReconcileResult,
   ResourceClient,
   type Runnable,
+  type SharedInformer,
   SharedInformerFactory,
   silentLogger,
+  stripManagedFields,
 } from '../runtime/index.js';
 import type { ConfigMap, HostedControlPlane, NodePool } from './api-types.js';
 import { ANNOTATIONS, DATA_KEYS, LABELS } from './constants.js';
@@ -75,7 +80,20 @@ interface Resolved {
   readonly mirror?: { readonly name: string; readonly tuning: string };
 }
 
-export function createNodePoolController(options: NodePoolControllerOptions): Runnable {
+export interface NodePoolController extends Runnable {
+  /** Namespaces whose ConfigMaps are watched as possible tuning ConfigMaps, sorted. */
+  tuningNamespaces(): string[];
+}
+
+/** Cached form of a possible tuning ConfigMap: metadata without managedFields, and only the `tuning` key. */
+function trimTuningConfigMap(cm: ConfigMap): ConfigMap {
+  const stripped = stripManagedFields(cm);
+  const tuning = stripped.data?.[DATA_KEYS.tuning];
+  const { data: _data, binaryData: _binary, ...rest } = stripped as ConfigMap & { binaryData?: unknown };
+  return tuning === undefined ? rest : { ...rest, data: { [DATA_KEYS.tuning]: tuning } };
+}
+
+export function createNodePoolController(options: NodePoolControllerOptions): NodePoolController {
   const staleAfterMs = options.staleAfterMs ?? 0;
   if (!(staleAfterMs >= 0)) throw new InvalidArgumentError('staleAfterMs', 'must be >= 0');
   const clock = options.clock ?? realClock;
@@ -116,17 +134,29 @@ export function createNodePoolController(options: NodePoolControllerOptions): Ru
       },
     },
   });
-  // Users' tuning ConfigMaps (any ConfigMap a NodePool may name), data trimmed to the `tuning` key; NodePools are
-  // indexed by the ConfigMaps they name so an edit of one reaches them.
-  const tuningConfigMaps = factory.informerFor<ConfigMap>({
-    type: ConfigMaps,
-    namespace: options.namespace,
-    transform: (cm) => {
-      const tuning = cm.data?.[DATA_KEYS.tuning];
-      const { data: _data, ...rest } = cm;
-      return tuning === undefined ? rest : { ...rest, data: { [DATA_KEYS.tuning]: tuning } };
-    },
-  });
+  // Users' tuning ConfigMaps, one informer per namespace that has a NodePool naming one (see module comment);
+  // NodePools are indexed by the ConfigMaps they name, so an edit of one reaches them.
+  const tuningInformers = new Map<string, SharedInformer<ConfigMap>>();
+  function tuningConfigMapsIn(namespace: string): SharedInformer<ConfigMap> {
+    let informer = tuningInformers.get(namespace);
+    if (!informer) {
+      informer = factory.informerFor<ConfigMap>({
+        type: ConfigMaps,
+        namespace,
+        transform: trimTuningConfigMap,
+      });
+      tuningInformers.set(namespace, informer);
+      // Its first list queues every NodePool naming a ConfigMap there, so nothing changed meanwhile is missed.
+      controller.watch(informer, (cm) => nodePools.getIndexer().indexKeys(TUNING_REF_INDEX, objectKey(cm)));
+      logger.info({ namespace }, 'watching tuning ConfigMaps');
+    }
+    return informer;
+  }
+  const watchTuningOf = (np: NodePool): void => {
+    if ((np.spec.tuningConfig ?? []).length > 0) tuningConfigMapsIn(np.metadata.namespace ?? '');
+  };
+  nodePools.addEventHandler({ onAdd: watchTuningOf, onUpdate: (_old, cur) => watchTuningOf(cur) });
+
   const nodePoolClient = new ResourceClient<NodePool>(options.management, NodePools);
   const configMapClient = new ResourceClient<ConfigMap>(options.management, ConfigMaps);
 
@@ -163,7 +193,7 @@ export function createNodePoolController(options: NodePoolControllerOptions): Ru
     for (const ref of np.spec.tuningConfig ?? []) {
       // The cache, or (when it has not seen the ConfigMap yet) the API server: a ConfigMap created just before its
       // NodePool must not be reported missing.
-      let cm = tuningConfigMaps.getIndexer().get(`${namespace}/${ref.name}`);
+      let cm = tuningConfigMapsIn(namespace).getIndexer().get(`${namespace}/${ref.name}`);
       if (!cm) {
         try {
           cm = await configMapClient.get({ namespace, name: ref.name }, signal);
@@ -338,9 +368,7 @@ export function createNodePoolController(options: NodePoolControllerOptions): Ru
     registry: options.registry,
   });
   controller.watch(nodePools);
-  controller.watch(tuningConfigMaps, (cm) =>
-    nodePools.getIndexer().indexKeys(TUNING_REF_INDEX, objectKey(cm)),
-  );
+  if (options.namespace) tuningConfigMapsIn(options.namespace);
   controller.watch(statusConfigMaps, nodePoolKeysOfStatus);
   controller.watch(mirrors, (cm) => {
     const ref = cm.metadata.annotations?.[ANNOTATIONS.nodePool];
@@ -354,5 +382,6 @@ export function createNodePoolController(options: NodePoolControllerOptions): Ru
       .flatMap(nodePoolKeysOfStatus),
   ]);
 
-  return runTogether('nodepool-performance-status', [factory, controller], true);
+  const runnable = runTogether('nodepool-performance-status', [factory, controller], true);
+  return Object.assign(runnable, { tuningNamespaces: () => [...tuningInformers.keys()].sort() });
 }

@@ -2,6 +2,9 @@
 // HCP namespace of the management cluster, it reads the profile's components in the hosted cluster (Nodes and
 // Tuned Profiles of the NodePool, the NTO-generated KubeletConfig ConfigMap) from caches, asks profile-status.ts
 // for the next status, and creates/updates `status-<cm>` only on a meaningful change (or a due heartbeat).
+// The caches are trusted only while a live probe of the hosted API (a one-item list of Tuned Profiles) answers, so
+// heartbeats stop when the hosted cluster goes away, and past the grace period the status says
+// GettingTunedStatusFailed instead of repeating frozen cache contents.
 // Guarantees: at most one write per reconcile; no write when only timestamps would change; a status ConfigMap
 // whose PerformanceProfile ConfigMap is gone is deleted (garbage collection would too, when running).
 // The caller must start the returned Runnable and abort its signal to stop it.
@@ -18,11 +21,13 @@ import {
   isNotFound,
   type KubeClient,
   type Logger,
+  metaTime,
   Nodes,
   objectKey,
   realClock,
   type ReconcileResult,
   ResourceClient,
+  resourcePath,
   type Runnable,
   SharedInformerFactory,
   silentLogger,
@@ -31,6 +36,7 @@ import {
 import type { ConfigMap, Node, PerformanceProfileStatus, TunedProfile } from './api-types.js';
 import { ANNOTATIONS, DATA_KEYS, LABELS, NTO_NAMESPACE } from './constants.js';
 import { NodePoolError } from './errors.js';
+import { hostedReadability } from './hosted-readability.js';
 import { nameOfNamespacedName, statusConfigMapName } from './names.js';
 import {
   assessProfileState,
@@ -63,11 +69,13 @@ export interface StatusWriterOptions {
    */
   heartbeatIntervalMs?: number;
   /**
-   * How long the hosted cluster's caches (Nodes, Tuned Profiles) may take to fill before the profile is reported
-   * Degraded with GettingTunedStatusFailed, as NTO does when it cannot list Tuned Profiles. Milliseconds.
-   * Default: 60,000.
+   * How long the hosted cluster may be out of reach (caches not filled yet, or its API server not answering the
+   * probe) before the profile is reported Degraded with GettingTunedStatusFailed, as NTO does when it cannot list
+   * Tuned Profiles. Meanwhile nothing is written, heartbeats included. Milliseconds. Default: 60,000.
    */
   hostedSyncGraceMs?: number;
+  /** Time the hosted API has to answer the reachability probe. Milliseconds. Default: 5,000. */
+  hostedProbeTimeoutMs?: number;
   /** Concurrent reconciles. Default: 2. */
   workers?: number;
   /** Field manager of the writes. Default: `tessera-nto-status`. */
@@ -81,6 +89,10 @@ export interface StatusWriterOptions {
 const NODEPOOL_INDEX = 'nodePool';
 /** Retry delay after a write lost to a newer object version (the cache catches up within milliseconds). */
 const CACHE_LAG_RETRY_MS = 20;
+/** Reconciles within this long share one probe result, so many profiles cost one probe (ms). */
+const PROBE_REUSE_MS = 1_000;
+/** While the hosted cluster is out of reach, probe again this often to notice it coming back (ms). */
+const UNREADABLE_RECHECK_MS = 5_000;
 const byNodePoolLabel = (obj: { metadata?: { labels?: Record<string, string> } }): string[] => {
   const np = obj.metadata?.labels?.[LABELS.nodePool];
   return np ? [np] : [];
@@ -93,6 +105,7 @@ export function createStatusWriter(options: StatusWriterOptions): Runnable {
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 300_000;
   if (!(heartbeatIntervalMs >= 0)) throw new InvalidArgumentError('heartbeatIntervalMs', 'must be >= 0');
   const hostedSyncGraceMs = options.hostedSyncGraceMs ?? 60_000;
+  const hostedProbeTimeoutMs = options.hostedProbeTimeoutMs ?? 5_000;
   const clock = options.clock ?? realClock;
   const logger = (options.logger ?? silentLogger).child({
     component: 'nto-status-writer',
@@ -139,6 +152,37 @@ export function createStatusWriter(options: StatusWriterOptions): Runnable {
 
   /** When the first reconcile ran: the hosted caches' grace period counts from there. */
   let firstReconcileAt: number | undefined;
+  /** When the hosted API last answered the probe. */
+  let lastContactAt: number | undefined;
+  let lastProbe: { at: number; answered: boolean } | undefined;
+  let probeInFlight: Promise<boolean> | undefined;
+  const probePath = resourcePath(TunedProfiles, NTO_NAMESPACE);
+
+  /** A cheap live read of the hosted API (one Tuned Profile at most); shared by reconciles close in time. */
+  function probeHosted(signal: AbortSignal): Promise<boolean> {
+    if (lastProbe && clock.now() - lastProbe.at < PROBE_REUSE_MS) return Promise.resolve(lastProbe.answered);
+    probeInFlight ??= (async () => {
+      let answered = false;
+      try {
+        await options.hosted.request<unknown>({
+          method: 'GET',
+          path: probePath,
+          query: { limit: 1 },
+          timeoutMs: hostedProbeTimeoutMs,
+          signal,
+        });
+        answered = true;
+        lastContactAt = clock.now();
+      } catch (err) {
+        logger.debug({ err }, 'hosted API probe failed');
+      }
+      lastProbe = { at: clock.now(), answered };
+      return answered;
+    })().finally(() => {
+      probeInFlight = undefined;
+    });
+    return probeInFlight;
+  }
 
   const reconciler = {
     async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
@@ -175,13 +219,25 @@ export function createStatusWriter(options: StatusWriterOptions): Runnable {
         throw new TerminalError(`ConfigMap ${refOf(pp)} has no ${ANNOTATIONS.nodePool} annotation`);
       const nodePoolName = nameOfNamespacedName(nodePoolRef);
 
+      firstReconcileAt ??= clock.now();
+      const synced = nodes.hasSynced() && tunedProfiles.hasSynced();
+      const probeAnswered = synced && (await probeHosted(signal));
       const now = clock.now();
-      firstReconcileAt ??= now;
-      const hostedSynced = nodes.hasSynced() && tunedProfiles.hasSynced();
-      if (!hostedSynced && now - firstReconcileAt < hostedSyncGraceMs) return { requeueAfterMs: 1_000 };
-      const observation = hostedSynced
-        ? observe(nodePoolName, `kubeletconfig-${name}`)
-        : unreadable(profileName, Math.round((now - firstReconcileAt) / 1000));
+      const readability = hostedReadability({
+        synced,
+        probeAnswered,
+        lastContactAt,
+        since: firstReconcileAt,
+        now,
+        graceMs: hostedSyncGraceMs,
+      });
+      if (readability.kind === 'wait') return { requeueAfterMs: readability.retryAfterMs };
+      const observation =
+        readability.kind === 'readable'
+          ? observe(nodePoolName, `kubeletconfig-${name}`)
+          : unreadable(profileName, readability.lastContactAt);
+      // Heartbeats vouch for the status being current: only while the hosted cluster demonstrably answers.
+      const heartbeatMs = readability.kind === 'readable' ? heartbeatIntervalMs : 0;
       const state = assessProfileState(observation);
       let previous: PerformanceProfileStatus | undefined;
       const previousText = existing?.data?.[DATA_KEYS.status];
@@ -198,11 +254,12 @@ export function createStatusWriter(options: StatusWriterOptions): Runnable {
         profileName,
         nodePoolName,
         now,
-        heartbeatIntervalMs,
+        heartbeatIntervalMs: heartbeatMs,
       });
       const desired = desiredStatusConfigMap(pp, profileName, next.status);
       const requeue = (): ReconcileResult | void => {
-        const after = nextHeartbeatInMs(next.status, now, heartbeatIntervalMs);
+        if (readability.kind === 'unreadable') return { requeueAfterMs: UNREADABLE_RECHECK_MS };
+        const after = nextHeartbeatInMs(next.status, now, heartbeatMs);
         return after !== undefined ? { requeueAfterMs: Math.max(after, 1_000) } : undefined;
       };
       if (!existing) {
@@ -237,12 +294,19 @@ export function createStatusWriter(options: StatusWriterOptions): Runnable {
     },
   };
 
-  /** NTO's wording when Tuned Profiles cannot be listed; the reflector logs the underlying API error. */
-  function unreadable(profileName: string, waitedSeconds: number): ComponentObservation {
+  /**
+   * NTO's wording when Tuned Profiles cannot be listed; the reflector and the probe log the underlying API error.
+   * The message stays the same while the outage lasts, so it is written once, not on every look.
+   */
+  function unreadable(profileName: string, lastContact: number | undefined): ComponentObservation {
+    const since =
+      lastContact === undefined
+        ? 'no successful read yet'
+        : `last successful read at ${metaTime(lastContact)}`;
     const error =
       `Cannot list Tuned Profiles to match with profile ${profileName}: the hosted cluster's Nodes and Tuned ` +
-      `Profiles could not be read for ${waitedSeconds}s; check that its API server is reachable and serves ` +
-      `${TunedProfiles.group}/${TunedProfiles.version} ${TunedProfiles.plural}`;
+      `Profiles could not be read for over ${Math.round(hostedSyncGraceMs / 1000)}s (${since}); ` +
+      `check that it is reachable and serves ${TunedProfiles.group}/${TunedProfiles.version} ${TunedProfiles.plural}`;
     return { nodeNames: { ok: false, error }, tunedProfiles: { ok: false, error } };
   }
 

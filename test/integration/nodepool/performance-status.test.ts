@@ -2,11 +2,14 @@
 // cluster (NodePools, HCP namespace) and a hosted cluster (Nodes, Tuned Profiles), as in HyperShift.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type Clock,
   ConfigMaps,
   KubeClient,
   type KubeObject,
   Namespaces,
+  realClock,
   ResourceClient,
+  type Timer,
 } from '../../../src/runtime/index.js';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import type { ConfigMap, NodePool, NodePoolCondition } from '../../../src/nodepool/api-types.js';
@@ -27,6 +30,60 @@ function condition(np: NodePool, type: string): NodePoolCondition | undefined {
   return np.status?.conditions?.find((c) => c.type === type);
 }
 
+/**
+ * The process clock, movable forward: timers are due on this clock, so moving it fires them early, as if that time
+ * had passed. Lets a test age heartbeats without waiting for real.
+ */
+class ShiftableClock implements Clock {
+  private offsetMs = 0;
+  private readonly pending = new Set<{ due: number; fn: () => void; timer?: Timer }>();
+
+  now(): number {
+    return realClock.now() + this.offsetMs;
+  }
+
+  setTimer(fn: () => void, ms: number): Timer {
+    const entry: { due: number; fn: () => void; timer?: Timer } = { due: this.now() + Math.max(0, ms), fn };
+    this.arm(entry);
+    return {
+      cancel: () => {
+        entry.timer?.cancel();
+        this.pending.delete(entry);
+      },
+    };
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const onAbort = (): void => {
+        timer.cancel();
+        resolve();
+      };
+      const timer = this.setTimer(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Moves the clock forward by `ms`; timers now due fire at once. */
+  shift(ms: number): void {
+    this.offsetMs += ms;
+    for (const entry of [...this.pending]) this.arm(entry);
+  }
+
+  private arm(entry: { due: number; fn: () => void; timer?: Timer }): void {
+    entry.timer?.cancel();
+    this.pending.add(entry);
+    entry.timer = realClock.setTimer(() => {
+      this.pending.delete(entry);
+      entry.fn();
+    }, entry.due - this.now());
+  }
+}
+
 describe('NodePool performance-profile status across a management and a hosted cluster', () => {
   let management: DevCluster | undefined;
   let hostedCluster: DevCluster | undefined;
@@ -36,8 +93,9 @@ describe('NodePool performance-profile status across a management and a hosted c
   const stop = new AbortController();
   let running: Promise<void>[] = [];
 
+  const lean = { nodes: 'none', scheduler: false, kwok: false, controllerManager: false } as const;
+
   beforeAll(async () => {
-    const lean = { nodes: 'none', scheduler: false, kwok: false, controllerManager: false } as const;
     [management, hostedCluster] = await Promise.all([
       startTestCluster({ name: uniqueName('np-mgmt'), ...lean }),
       startTestCluster({ name: uniqueName('np-hosted'), ...lean }),
@@ -227,6 +285,10 @@ describe('NodePool performance-profile status across a management and a hosted c
     await stalePair.setUp();
     await stalePair.addNodePool('np-s', 'pp-s', ['node-s1']);
     await stalePair.setTunedState('node-s1', { kind: 'applied' });
+    // A stale limit far beyond any scheduling hiccup of a loaded machine; the NodePool side's clock is moved forward
+    // later instead of waiting that long for real.
+    const staleAfterMs = 60_000;
+    const clock = new ShiftableClock();
     const writerStop = new AbortController();
     const controllerStop = new AbortController();
     const writer = createStatusWriter({
@@ -238,8 +300,18 @@ describe('NodePool performance-profile status across a management and a hosted c
     const controller = createNodePoolController({
       management: mgmtClient,
       namespace: 'stale',
-      staleAfterMs: 4_000,
+      staleAfterMs,
+      clock,
     }).start(controllerStop.signal);
+    const nextHeartbeat = async (after: string | undefined): Promise<string | undefined> =>
+      eventually(
+        async () => {
+          const rv = (await statusIn(stalePair, 'status-pp-s-tuning-np-s')).metadata.resourceVersion;
+          expect(rv).not.toBe(after);
+          return rv;
+        },
+        { what: 'a heartbeat write of the status ConfigMap' },
+      );
     try {
       const fresh = await eventually(
         async () => {
@@ -249,17 +321,16 @@ describe('NodePool performance-profile status across a management and a hosted c
         },
         { what: 'np-s Available' },
       );
-      const heartbeatBefore = (await statusIn(stalePair, 'status-pp-s-tuning-np-s')).metadata.resourceVersion;
-      await new Promise((r) => setTimeout(r, 5_000)); // longer than the stale limit
-      expect((await statusIn(stalePair, 'status-pp-s-tuning-np-s')).metadata.resourceVersion).not.toBe(
-        heartbeatBefore,
-      );
+      let heartbeat = (await statusIn(stalePair, 'status-pp-s-tuning-np-s')).metadata.resourceVersion;
+      for (let i = 0; i < 3; i++) heartbeat = await nextHeartbeat(heartbeat);
       const later = await stalePair.getNodePool('np-s');
       expect(condition(later, SUMMARY)?.status).toBe('True');
       expect(later.metadata.resourceVersion).toBe(fresh.metadata.resourceVersion); // heartbeats: no NodePool write
 
+      // The writer stops; then, on the NodePool side, the stale limit passes.
       writerStop.abort();
       await writer;
+      clock.shift(staleAfterMs);
       await eventually(
         async () => {
           const np = await stalePair.getNodePool('np-s');
@@ -268,13 +339,142 @@ describe('NodePool performance-profile status across a management and a hosted c
             reason: 'PerformanceProfileStatusStale',
           });
           expect(condition(np, SUMMARY)?.message).toMatch(/check that the Node Tuning Operator/);
+          expect(condition(np, `${PREFIX}Available`)).toMatchObject({
+            status: 'Unknown',
+            reason: 'PerformanceProfileStatusStale',
+          });
         },
-        { what: 'np-s stale', timeoutMs: 20_000 },
+        { what: 'np-s stale', timeoutMs: 45_000 },
       );
     } finally {
       writerStop.abort();
       controllerStop.abort();
       await Promise.allSettled([writer, controller]);
+    }
+  });
+
+  it('stops heartbeats and reports GettingTunedStatusFailed when the hosted API server goes away', async () => {
+    const gone = await startTestCluster({ name: uniqueName('np-gone'), ...lean });
+    const goneClient = new KubeClient(await gone.kubeConfig());
+    const writerStop = new AbortController();
+    const controllerStop = new AbortController();
+    let running: Promise<void>[] = [];
+    try {
+      await installNodePoolCrds(goneClient, 'hosted');
+      const gonePair = new HostedClusterPair({
+        management: mgmtClient,
+        hosted: goneClient,
+        namespace: 'gone',
+        clusterName: 'hcg',
+      });
+      await gonePair.setUp();
+      await gonePair.addNodePool('np-g', 'pp-g', ['node-g1']);
+      await gonePair.setTunedState('node-g1', { kind: 'applied' });
+      running = [
+        createStatusWriter({
+          management: mgmtClient,
+          hosted: goneClient,
+          hcpNamespace: gonePair.hcpNamespace,
+          heartbeatIntervalMs: 1_000,
+          hostedSyncGraceMs: 3_000,
+        }).start(writerStop.signal),
+        createNodePoolController({
+          management: mgmtClient,
+          namespace: 'gone',
+          staleAfterMs: 120_000,
+        }).start(controllerStop.signal),
+      ];
+      await eventually(
+        async () => {
+          expect(condition(await gonePair.getNodePool('np-g'), SUMMARY)?.status).toBe('True');
+        },
+        { what: 'np-g Available' },
+      );
+
+      await gone.stop(); // the hosted kube-apiserver and its etcd go away; the writer's caches keep their contents
+      const failed = await eventually(
+        async () => {
+          const cm = await statusIn(gonePair, 'status-pp-g-tuning-np-g');
+          const degraded = decodeProfileStatus(cm.data?.status ?? '').conditions?.find(
+            (c) => c.type === 'Degraded',
+          );
+          expect(degraded).toMatchObject({ status: 'True', reason: 'GettingTunedStatusFailed' });
+          expect(degraded?.message).toMatch(/^Cannot list Tuned Profiles to match with profile pp-g: /);
+          return cm;
+        },
+        { what: 'status ConfigMap GettingTunedStatusFailed', timeoutMs: 40_000 },
+      );
+      await eventually(
+        async () => {
+          const np = await gonePair.getNodePool('np-g');
+          expect(condition(np, SUMMARY)).toMatchObject({
+            status: 'False',
+            reason: 'GettingTunedStatusFailed',
+          });
+          expect(condition(np, `${PREFIX}Available`)?.status).toBe('False');
+        },
+        { what: 'np-g GettingTunedStatusFailed' },
+      );
+      // No heartbeat vouches for the unreachable cluster any more (it would come every second).
+      await new Promise((r) => setTimeout(r, 4_000));
+      expect((await statusIn(gonePair, 'status-pp-g-tuning-np-g')).metadata.resourceVersion).toBe(
+        failed.metadata.resourceVersion,
+      );
+    } finally {
+      writerStop.abort();
+      controllerStop.abort();
+      await Promise.allSettled(running);
+      await goneClient.close();
+      await gone.stop({ wipe: true }).catch(() => undefined);
+    }
+  });
+
+  it('without a namespace, watches tuning ConfigMaps only where NodePools name them, and follows their edits', async () => {
+    const namespaces = new ResourceClient<KubeObject>(mgmtClient, Namespaces);
+    const configMaps = new ResourceClient<ConfigMap>(mgmtClient, ConfigMaps);
+    const unrelated = uniqueName('np-unrelated');
+    await namespaces.create({ metadata: { name: unrelated } });
+    await configMaps.create({
+      metadata: { name: 'bulk', namespace: unrelated },
+      data: { big: 'x'.repeat(1000) },
+    });
+    const editPair = new HostedClusterPair({
+      management: mgmtClient,
+      hosted: hostedClient,
+      namespace: 'edits',
+      clusterName: 'hce',
+    });
+    await editPair.setUp();
+    await editPair.addNodePool('np-e', 'pp-e', []);
+    const controllerStop = new AbortController();
+    const controller = createNodePoolController({ management: mgmtClient, workers: 1 });
+    const run = controller.start(controllerStop.signal);
+    const mirroredTuning = async (): Promise<string> => {
+      const mirror = (await editPair.hcpConfigMaps(LABELS.ppConfigMap)).find(
+        (cm) => cm.metadata.name === 'pp-e-tuning-np-e',
+      );
+      if (!mirror) throw new Error('mirror pp-e-tuning-np-e not there yet');
+      return mirror.data?.tuning ?? '';
+    };
+    try {
+      await eventually(async () => expect(await mirroredTuning()).toContain('name: pp-e\n'), {
+        what: 'np-e mirrored',
+      });
+      const watched = controller.tuningNamespaces();
+      expect(watched).toContain('edits');
+      expect(watched).not.toContain(unrelated);
+      expect(watched).not.toContain(editPair.hcpNamespace);
+
+      const tuning = await configMaps.get({ namespace: 'edits', name: 'pp-e-tuning' });
+      tuning.data = { tuning: performanceProfileManifest('pp-e2', 'np-e') };
+      await configMaps.update(tuning);
+      await eventually(async () => expect(await mirroredTuning()).toContain('name: pp-e2\n'), {
+        what: 'edited tuning ConfigMap mirrored',
+      });
+    } finally {
+      controllerStop.abort();
+      await run;
+      await namespaces.delete({ name: unrelated }).catch(() => undefined);
     }
   });
 
