@@ -4,7 +4,8 @@
 // `cluster`; the queue coalesces bursts, and one reconcile assesses the cached state (pure), projects it, and
 // writes the status subresource only when it differs, at most once per `minWriteIntervalMs`.
 // `.status.conditions` says whether the controller could gather and interpret the data, not how the update goes.
-// The caller must install the UpdateStatus CRD first (api/install.ts) and run the informer factory.
+// The caller must install the UpdateStatus CRD first (api/install.ts) and run the informer factory
+// (newUpdateStatusController takes the informers and the writer directly, e.g. to test without a server).
 import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { SharedInformerFactory } from '../runtime/cache/informer-factory.js';
@@ -64,7 +65,10 @@ export interface UpdateStatusControllerOptions {
 
 /** Counters for tests and benchmarks. */
 export interface UpdateStatusControllerStats {
+  /** Reconciles that have finished (returned or thrown), with any write they made. */
   reconciles: number;
+  /** Reconciles put off (requeued) because the last write was less than minWriteIntervalMs ago. */
+  throttled: number;
   writes: number;
   /** Total time spent assessing and projecting (ms). */
   assessMs: number;
@@ -77,15 +81,27 @@ export interface UpdateStatusController {
   readonly stats: UpdateStatusControllerStats;
 }
 
-interface Sources {
+/** The informers the controller reads and watches (createUpdateStatusController takes them from the factory). */
+export interface UpdateStatusSources {
   readonly clusterVersions: SharedInformer<ClusterVersion & KubeObject>;
   readonly clusterOperators: SharedInformer<ClusterOperator & KubeObject>;
+  /** Only the MCO Deployment (namespace openshift-machine-config-operator) is read. */
   readonly deployments: SharedInformer<Deployment & KubeObject>;
   readonly nodes: SharedInformer<Node & KubeObject>;
   readonly pools: SharedInformer<MachineConfigPool & KubeObject>;
   readonly machineConfigs: SharedInformer<MachineConfig & KubeObject>;
+  /** The UpdateStatus objects: the controller's previous write, and the resourceVersion its next write uses. */
   readonly statuses: SharedInformer<UpdateStatus & KubeObject>;
 }
+
+/** The writes the controller makes on UpdateStatus objects (a ResourceClient in production). */
+export type UpdateStatusWriter = Pick<
+  ResourceClient<UpdateStatus & KubeObject>,
+  'create' | 'get' | 'updateStatus'
+>;
+
+/** Options for {@link newUpdateStatusController}: the controller's own, without where its data comes from. */
+export type UpdateStatusControllerTuning = Omit<UpdateStatusControllerOptions, 'client' | 'informers'>;
 
 function healthy(status: boolean, reason: string, message: string, at: string): Condition {
   return { type: 'Healthy', status: status ? 'True' : 'False', reason, message, lastTransitionTime: at };
@@ -96,9 +112,9 @@ class UpdateStatusReconciler implements Reconciler<string> {
   private lastWriteAt = -Infinity;
 
   constructor(
-    private readonly sources: Sources,
-    private readonly statuses: ResourceClient<UpdateStatus & KubeObject>,
-    private readonly options: UpdateStatusControllerOptions,
+    private readonly sources: UpdateStatusSources,
+    private readonly statuses: UpdateStatusWriter,
+    private readonly options: UpdateStatusControllerTuning,
     private readonly clock: Clock,
     private readonly logger: Logger,
     readonly stats: UpdateStatusControllerStats,
@@ -129,12 +145,22 @@ class UpdateStatusReconciler implements Reconciler<string> {
   }
 
   async reconcile(_key: string, signal: AbortSignal): Promise<ReconcileResult> {
-    this.stats.reconciles++;
+    try {
+      return await this.assessAndWrite(signal);
+    } finally {
+      this.stats.reconciles++;
+    }
+  }
+
+  private async assessAndWrite(signal: AbortSignal): Promise<ReconcileResult> {
     const resync = this.options.resyncMs ?? 30_000;
     const sinceWrite = this.clock.now() - this.lastWriteAt;
     const minInterval = this.options.minWriteIntervalMs ?? 1_000;
     // Coalesce: within the write interval, look again when it ends (the queue keeps one pending key).
-    if (sinceWrite < minInterval) return { requeueAfterMs: minInterval - sinceWrite };
+    if (sinceWrite < minInterval) {
+      this.stats.throttled++;
+      return { requeueAfterMs: minInterval - sinceWrite };
+    }
 
     const nowMs = this.clock.now();
     const assessStarted = performance.now();
@@ -209,10 +235,9 @@ class UpdateStatusReconciler implements Reconciler<string> {
  * Informers are requested from `options.informers` here.
  */
 export function createUpdateStatusController(options: UpdateStatusControllerOptions): UpdateStatusController {
-  const minWrite = options.minWriteIntervalMs ?? 1_000;
-  if (!(minWrite >= 0)) throw new InvalidArgumentError('minWriteIntervalMs', `must be >= 0, got ${minWrite}`);
+  validateTuning(options);
   const f = options.informers;
-  const sources: Sources = {
+  const sources: UpdateStatusSources = {
     clusterVersions: f.informerFor({ type: ClusterVersions }),
     clusterOperators: f.informerFor({ type: ClusterOperators }),
     deployments: f.informerFor({
@@ -225,20 +250,41 @@ export function createUpdateStatusController(options: UpdateStatusControllerOpti
     machineConfigs: f.informerFor({ type: MachineConfigs }),
     statuses: f.informerFor({ type: UpdateStatuses }),
   };
-  const stats: UpdateStatusControllerStats = { reconciles: 0, writes: 0, assessMs: 0, writeMs: 0 };
-  const clock = options.clock ?? realClock;
-  const logger = options.logger ?? silentLogger;
-  const reconciler = new UpdateStatusReconciler(
+  return newUpdateStatusController(
     sources,
     new ResourceClient<UpdateStatus & KubeObject>(options.client, UpdateStatuses),
     options,
-    clock,
-    logger,
-    stats,
   );
+}
+
+/**
+ * Builds the controller (not started) on the given informers and writer; the caller starts the informers.
+ * Every event of every source queues the one key `cluster`.
+ */
+export function newUpdateStatusController(
+  sources: UpdateStatusSources,
+  writer: UpdateStatusWriter,
+  options: UpdateStatusControllerTuning = {},
+): UpdateStatusController {
+  validateTuning(options);
+  const stats: UpdateStatusControllerStats = {
+    reconciles: 0,
+    throttled: 0,
+    writes: 0,
+    assessMs: 0,
+    writeMs: 0,
+  };
+  const clock = options.clock ?? realClock;
+  const logger = options.logger ?? silentLogger;
+  const reconciler = new UpdateStatusReconciler(sources, writer, options, clock, logger, stats);
   const controller = new Controller<string>({ name: 'updatestatus', reconciler, clock, logger });
   const toSingleton = (): readonly string[] => [SINGLETON_NAME];
   for (const informer of Object.values(sources) as SharedInformer<KubeObject>[])
     controller.watch(informer, toSingleton);
   return { controller, stats };
+}
+
+function validateTuning(options: UpdateStatusControllerTuning): void {
+  const minWrite = options.minWriteIntervalMs ?? 1_000;
+  if (!(minWrite >= 0)) throw new InvalidArgumentError('minWriteIntervalMs', `must be >= 0, got ${minWrite}`);
 }

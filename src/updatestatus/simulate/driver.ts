@@ -1,6 +1,8 @@
 // Drives a simulated update on a development cluster: installs the stand-in OpenShift CRDs, assigns the existing
 // (kwok) nodes to a master and a worker pool, creates the rendered MachineConfigs, then applies the timeline's
 // state step by step in real time, so the controller and `tessera upgrade status` see a realistic update.
+// Steps are applied in order, each one completely before `onStep`; a caller that must observe every step (tests)
+// returns a promise from `onStep` and the next step waits for it.
 // Only for development clusters: it overwrites ClusterVersion `version`, ClusterOperators and pools it names.
 import type { KubeClient } from '../../runtime/client.js';
 import { realClock, type Clock } from '../../runtime/clock.js';
@@ -57,12 +59,17 @@ export interface SimulationOptions {
   /** Version the cluster updates from. Default: 4.16.0. */
   readonly from?: string;
   readonly to: string;
-  /** Real time per step (ms). Default: 2,000. */
+  /** Real time between steps (ms), after `onStep` has settled; 0 for none. Default: 2,000. */
   readonly stepMs?: number;
+  /** Simulated time per step (s): how far condition times advance per step. Default: stepMs / 1,000. */
+  readonly stepSeconds?: number;
   readonly signal: AbortSignal;
   readonly clock?: Clock;
-  /** Called after each applied step. */
-  readonly onStep?: (step: number, state: SimulatedState) => void;
+  /**
+   * Called after each step has been applied to the cluster. The next step waits until a returned promise
+   * settles; a rejection ends the simulation with that error.
+   */
+  readonly onStep?: (step: number, state: SimulatedState) => void | Promise<void>;
 }
 
 const FIELD_MANAGER = 'tessera-simulator';
@@ -95,7 +102,7 @@ export async function runSimulation(options: SimulationOptions): Promise<void> {
     masterNodes: names.slice(0, masterCount),
     workerNodes: names.slice(masterCount),
     startedAtSeconds: Math.floor(clock.now() / 1000),
-    stepSeconds: stepMs / 1000,
+    stepSeconds: options.stepSeconds ?? stepMs / 1000,
   };
   for (const name of names) {
     const pool = plan.masterNodes.includes(name) ? 'master' : 'worker';
@@ -130,8 +137,8 @@ export async function runSimulation(options: SimulationOptions): Promise<void> {
         nodes.mergePatch({ name }, { metadata: { annotations } }),
       ),
     );
-    options.onStep?.(step, state);
+    await options.onStep?.(step, state);
     if (state.done) return;
-    await clock.sleep(stepMs, signal);
+    if (stepMs > 0) await clock.sleep(stepMs, signal);
   }
 }

@@ -88,4 +88,33 @@ describe('simulated update', () => {
       'The cluster is not updating.\n',
     );
   });
+  it('says, at every step, the node phases and control-plane state the assessment reports', () => {
+    const seen = new Map<string, string[]>();
+    for (let step = 0; step < 200; step++) {
+      const state = simulatedState(plan, step);
+      const now = BigInt(plan.startedAtSeconds + step * plan.stepSeconds + 30) * SECOND;
+      const report = assessUpdateStatus(snapshotAt(step), now);
+      const assessed = new Map<string, string>();
+      for (const pool of [report.controlPlanePool, ...report.workerPools]) {
+        for (const n of pool?.nodes ?? []) {
+          const phase = nodePhaseName(n.phase);
+          assessed.set(n.name, phase === 'Updated' ? 'Completed' : phase);
+        }
+      }
+      expect(assessed, `step ${step}`).toEqual(state.nodePhases);
+      expect(report.controlPlane.assessment === 'Completed', `step ${step}`).toBe(
+        state.controlPlaneCompleted,
+      );
+      for (const [name, phase] of state.nodePhases) {
+        const list = seen.get(name) ?? [];
+        if (list.at(-1) !== phase) list.push(phase);
+        seen.set(name, list);
+      }
+      if (state.done) break;
+    }
+    // Every node goes through every phase once, in order.
+    for (const name of [...plan.masterNodes, ...plan.workerNodes]) {
+      expect(seen.get(name), name).toEqual(['Pending', 'Draining', 'Updating', 'Rebooting', 'Completed']);
+    }
+  });
 });

@@ -3,6 +3,7 @@
 // computed (and applied) on its own, so the driver can restart or skip steps. Phases: operators update in waves
 // (one of them degraded for a while), then the machine-config operator rolls the control-plane nodes one by one
 // (drain, update, reboot, done), the ClusterVersion completes, and the worker nodes follow two at a time.
+// Each state also says which phase it simulates for every node, so callers can check what an observer reports.
 import type { ClusterOperator, ClusterVersion, Condition, MachineConfigPool } from '../inputs.js';
 import { Annotations } from '../nodestate.js';
 
@@ -21,12 +22,24 @@ export interface SimulationPlan {
   readonly stepSeconds: number;
 }
 
+/**
+ * The node phase a step simulates, named as UpdateStatus node insights name it (the reason of their `Updating`
+ * condition; oc's PHASE column says `Updated` for `Completed`).
+ */
+export type SimulatedNodePhase = 'Pending' | 'Draining' | 'Updating' | 'Rebooting' | 'Completed';
+
 export interface SimulatedState {
   readonly clusterVersion: ClusterVersion;
   readonly clusterOperators: readonly ClusterOperator[];
   readonly machineConfigPools: readonly MachineConfigPool[];
   /** Machine-config annotations per node name. */
   readonly nodeAnnotations: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** The phase these annotations put each node in, per node name. */
+  readonly nodePhases: ReadonlyMap<string, SimulatedNodePhase>;
+  /** The MachineConfigPool (`master` or `worker`) of each node, per node name. */
+  readonly nodePools: ReadonlyMap<string, string>;
+  /** Every operator, the MCO included, is at `to`: the ClusterVersion reports the update completed. */
+  readonly controlPlaneCompleted: boolean;
   /** The update and the node rollout are over. */
   readonly done: boolean;
 }
@@ -59,40 +72,40 @@ function nodeStart(start: number, index: number, parallel: number): number {
   return start + Math.floor(index / parallel) * STEPS_PER_NODE;
 }
 
+const NODE_PHASES: readonly SimulatedNodePhase[] = ['Draining', 'Updating', 'Rebooting'];
+
+/** The phase of a node whose rollout begins at `startStep`. */
+function nodePhase(startStep: number, step: number): SimulatedNodePhase {
+  const phase = step - startStep;
+  if (phase < 0) return 'Pending';
+  return NODE_PHASES[phase] ?? 'Completed';
+}
+
+/** The machine-config daemon's annotations that put a node of `pool` in `phase`. */
 function nodeAnnotations(
   pool: string,
   plan: SimulationPlan,
-  startStep: number,
-  step: number,
+  phase: SimulatedNodePhase,
 ): Record<string, string> {
   const oldConfig = renderedConfig(pool, plan.from);
   const newConfig = renderedConfig(pool, plan.to);
-  const phase = step - startStep;
-  if (phase < 0) {
+  if (phase === 'Pending' || phase === 'Completed') {
+    const config = phase === 'Pending' ? oldConfig : newConfig;
     return {
-      [Annotations.currentConfig]: oldConfig,
-      [Annotations.desiredConfig]: oldConfig,
+      [Annotations.currentConfig]: config,
+      [Annotations.desiredConfig]: config,
       [Annotations.state]: 'Done',
-      [Annotations.desiredDrain]: `uncordon-${oldConfig}`,
-      [Annotations.lastAppliedDrain]: `uncordon-${oldConfig}`,
-    };
-  }
-  if (phase >= 3) {
-    return {
-      [Annotations.currentConfig]: newConfig,
-      [Annotations.desiredConfig]: newConfig,
-      [Annotations.state]: 'Done',
-      [Annotations.desiredDrain]: `uncordon-${newConfig}`,
-      [Annotations.lastAppliedDrain]: `uncordon-${newConfig}`,
+      [Annotations.desiredDrain]: `uncordon-${config}`,
+      [Annotations.lastAppliedDrain]: `uncordon-${config}`,
     };
   }
   return {
     [Annotations.currentConfig]: oldConfig,
     [Annotations.desiredConfig]: newConfig,
-    [Annotations.state]: phase === 2 ? 'Rebooting' : 'Working',
+    [Annotations.state]: phase === 'Rebooting' ? 'Rebooting' : 'Working',
     [Annotations.desiredDrain]: `drain-${newConfig}`,
-    // Phase 0: drain requested, not yet applied (Draining); later: drained.
-    [Annotations.lastAppliedDrain]: phase === 0 ? `uncordon-${oldConfig}` : `drain-${newConfig}`,
+    // Draining: drain requested, not yet applied; later: drained.
+    [Annotations.lastAppliedDrain]: phase === 'Draining' ? `uncordon-${oldConfig}` : `drain-${newConfig}`,
   };
 }
 
@@ -218,18 +231,26 @@ export function simulatedState(plan: SimulationPlan, step: number): SimulatedSta
   });
 
   const annotations = new Map<string, Record<string, string>>();
-  plan.masterNodes.forEach((n, i) =>
-    annotations.set(n, nodeAnnotations('master', plan, nodeStart(mastersStart, i, 1), step)),
-  );
-  plan.workerNodes.forEach((n, i) =>
-    annotations.set(n, nodeAnnotations('worker', plan, nodeStart(workersStart, i, PARALLEL_WORKERS), step)),
-  );
+  const phases = new Map<string, SimulatedNodePhase>();
+  const pools = new Map<string, string>();
+  const rollout = (pool: string, nodes: readonly string[], start: number, parallel: number) =>
+    nodes.forEach((n, i) => {
+      const phase = nodePhase(nodeStart(start, i, parallel), step);
+      annotations.set(n, nodeAnnotations(pool, plan, phase));
+      phases.set(n, phase);
+      pools.set(n, pool);
+    });
+  rollout('master', plan.masterNodes, mastersStart, 1);
+  rollout('worker', plan.workerNodes, workersStart, PARALLEL_WORKERS);
 
   return {
     clusterVersion,
     clusterOperators: operators,
     machineConfigPools: [pool('master'), pool('worker')],
     nodeAnnotations: annotations,
+    nodePhases: phases,
+    nodePools: pools,
+    controlPlaneCompleted: cvDone,
     done: step >= workersDone,
   };
 }

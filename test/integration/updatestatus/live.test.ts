@@ -1,7 +1,7 @@
 // `tessera upgrade status` against a real API server: a snapshot case loaded into a private cluster (stand-in
 // OpenShift CRDs, real Node objects) reads back exactly as oc printed it, and -o json gives the UpdateStatus.
-// Then the controller fills the UpdateStatus `cluster`, follows a node change, and stops writing when nothing
-// changes.
+// Then the controller, on a fake clock, fills the UpdateStatus `cluster`: no write on resyncs while nothing
+// changes, one write per change, and none sooner than minWriteIntervalMs after the previous one.
 import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -10,8 +10,10 @@ import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { KubeClient } from '../../../src/runtime/client.js';
 import type { KubeObject } from '../../../src/runtime/object.js';
 import { ResourceClient } from '../../../src/runtime/resource-client.js';
+import { FakeClock } from '../../../src/runtime/clock.js';
 import { Nodes } from '../../../src/runtime/resources.js';
 import { snapshotNow } from '../../../src/updatestatus/assess.js';
+import { MILLISECOND } from '../../../src/updatestatus/gotime.js';
 import { type CommandIO, runUpgradeStatus } from '../../../src/updatestatus/command.js';
 import {
   ClusterOperators,
@@ -40,15 +42,14 @@ function fresh<T extends KubeObject>(obj: T): T {
 
 /** The stand-in CRDs keep unknown fields, including status, so these objects are created as they are. */
 
-/** Paths whose values differ, to say what a write changed. */
-function changedPaths(a: unknown, b: unknown, at = ''): string[] {
-  if (JSON.stringify(a) === JSON.stringify(b)) return [];
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null)
-    return [`${at}: ${JSON.stringify(a)} -> ${JSON.stringify(b)}`];
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  return [...keys].flatMap((k) =>
-    changedPaths((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${at}.${k}`),
-  );
+/** `kind/name@resourceVersion` of every object the controller reads: equal lists mean no input changed. */
+async function inputVersions(client: KubeClient): Promise<string[]> {
+  const versions: string[] = [];
+  for (const type of [ClusterVersions, ClusterOperators, MachineConfigPools, MachineConfigs, Nodes]) {
+    for (const o of (await new ResourceClient<KubeObject>(client, type).list()).items)
+      versions.push(`${type.kind}/${o.metadata?.name}@${o.metadata?.resourceVersion}`);
+  }
+  return versions.sort();
 }
 
 function captureIO(): CommandIO & { stdout: () => string } {
@@ -70,7 +71,15 @@ describe.skipIf(!fixtures.path)(`upgrade status on a live cluster ${fixtures.ski
   let now: bigint;
 
   beforeAll(async () => {
-    cluster = await startTestCluster({ name: 'updatestatus-live', nodes: 'none' });
+    // Only the API server: no kube-controller-manager, whose node lifecycle controller would mark these nodes
+    // (which no kubelet renews) not ready after ~40 s, changing the controller's inputs in the middle of a test.
+    cluster = await startTestCluster({
+      name: 'updatestatus-live',
+      nodes: 'none',
+      controllerManager: false,
+      scheduler: false,
+      kwok: false,
+    });
     const client = new KubeClient(await cluster.kubeConfig());
     try {
       await installOpenShiftDevCrds(client);
@@ -149,26 +158,64 @@ describe.skipIf(!fixtures.path)(`upgrade status on a live cluster ${fixtures.ski
     expect(obj.status?.workerPools?.map((p) => p.name)).toEqual(['worker']);
   });
 
-  it('controller: fills UpdateStatus, follows a node change with few writes, then stays quiet', async () => {
+  it('controller: one write per change, at most one per minWriteIntervalMs, none on resyncs alone', async () => {
     const client = new KubeClient(await cluster.kubeConfig());
     const stop = new AbortController();
     // Seven informers and the controller listen on this one signal.
     setMaxListeners(32, stop.signal);
     const running: Promise<void>[] = [];
+    // The controller's time (write throttling, resyncs, assessment "now") moves only when the test says so; the
+    // informers watch the real API server on real time. It starts at the snapshot's "now".
+    const clock = new FakeClock(Number(now / MILLISECOND));
+    const MIN_WRITE_MS = 1_000;
+    const RESYNC_MS = 30_000;
     try {
       await installUpdateStatusCrd(client);
       const informers = new SharedInformerFactory({ client });
       const { controller, stats } = createUpdateStatusController({
         client,
         informers,
-        minWriteIntervalMs: 1_000,
+        minWriteIntervalMs: MIN_WRITE_MS,
+        resyncMs: RESYNC_MS,
+        clock,
       });
       running.push(informers.start(stop.signal), controller.start(stop.signal));
       const statuses = new ResourceClient<UpdateStatus & KubeObject>(client, UpdateStatuses);
+      // The controller's own caches (the factory hands out one informer per resource).
+      const cachedStatus = informers.informerFor<UpdateStatus & KubeObject>({ type: UpdateStatuses });
+      const cachedNodes = informers.informerFor<KubeObject>({ type: Nodes });
+      const read = () => statuses.get({ name: 'cluster' });
+      /** Waits until the controller's cache holds the stored UpdateStatus (its next write will not conflict). */
+      const cacheCaughtUp = async () => {
+        const stored = await read();
+        await eventually(
+          async () => {
+            const cached = cachedStatus.getIndexer().list()[0];
+            if (cached?.metadata?.resourceVersion !== stored.metadata?.resourceVersion)
+              throw new Error(`cache at ${cached?.metadata?.resourceVersion}`);
+          },
+          { timeoutMs: 30_000, what: `the UpdateStatus cache to reach ${stored.metadata?.resourceVersion}` },
+        );
+        return stored;
+      };
+      const until = (what: string, ok: () => boolean) =>
+        eventually(
+          async () => {
+            if (!ok()) throw new Error(JSON.stringify(stats));
+          },
+          { timeoutMs: 30_000, intervalMs: 20, what },
+        );
+      const nodeInsight = (obj: UpdateStatus, name: string) =>
+        obj.status?.workerPools
+          ?.find((p) => p.name === 'worker')
+          ?.informers?.[0]?.insights?.find((i) => i.insight.node?.name === name)?.insight.node;
+      const available = (obj: UpdateStatus, name: string) =>
+        nodeInsight(obj, name)?.conditions?.find((c) => c.type === 'Available')?.status;
 
+      // The first reconcile writes at once (nothing was written before).
       const first = await eventually(
         async () => {
-          const obj = await statuses.get({ name: 'cluster' });
+          const obj = await read();
           const ok = obj.status?.conditions?.find((c) => c.type === 'Healthy');
           if (ok?.status !== 'True') throw new Error(`not healthy yet: ${JSON.stringify(ok)}`);
           return obj;
@@ -176,7 +223,14 @@ describe.skipIf(!fixtures.path)(`upgrade status on a live cluster ${fixtures.ski
         { timeoutMs: 30_000, what: 'UpdateStatus cluster with Healthy=True' },
       );
       const workerPool = first.status?.workerPools?.find((p) => p.name === 'worker');
-      expect(workerPool?.informers?.[0]?.insights?.length).toBeGreaterThan(1);
+      const workerNodes = (workerPool?.informers?.[0]?.insights ?? []).flatMap((i) =>
+        i.insight.node ? [i.insight.node.name] : [],
+      );
+      expect(workerNodes.length).toBeGreaterThan(1);
+      await cacheCaughtUp();
+      // Its own write comes back as an event: looked at, but put off to the end of the write interval.
+      await until('the controller to put off its echo', () => stats.throttled >= 1);
+      expect(stats.writes).toBe(1);
 
       // The CLI now prints the controller's object.
       const io = captureIO();
@@ -212,45 +266,81 @@ describe.skipIf(!fixtures.path)(`upgrade status on a live cluster ${fixtures.ski
       expect(text.stdout()).toMatch(/^= Control Plane =\nAssessment: +\S/);
       expect(text.stdout()).toContain('\n= Worker Upgrade =\n');
 
-      // A worker node starts rebooting into the new config: its insight follows.
+      // Nothing changes for three resync periods: the controller looks again each time and writes nothing.
+      const inputsBefore = await inputVersions(client);
+      const quiet = { writes: stats.writes, resourceVersion: first.metadata?.resourceVersion };
+      for (let period = 1; period <= 3; period++) {
+        const reconciles = stats.reconciles;
+        await clock.advance(RESYNC_MS);
+        await until(`a reconcile in resync period ${period}`, () => stats.reconciles > reconciles);
+        expect(stats.writes, `writes after resync period ${period}`).toBe(quiet.writes);
+      }
+      // The premise: nothing else changed the controller's inputs meanwhile.
+      expect(await inputVersions(client)).toEqual(inputsBefore);
+      expect(stats.writes).toBe(quiet.writes);
+      expect((await read()).metadata?.resourceVersion).toBe(quiet.resourceVersion);
+
+      // A worker node starts rebooting into a new config: one write follows at once (the last write is older
+      // than the interval), and its echo brings no second one.
       const nodes = new ResourceClient<KubeObject>(client, Nodes);
-      const nodeInsight = workerPool?.informers?.[0]?.insights?.find((i) => i.insight.type === 'Node');
-      const nodeName = nodeInsight?.insight.node?.name ?? '';
-      const writesBefore = stats.writes;
-      await nodes.mergePatch(
-        { name: nodeName },
-        {
-          metadata: {
-            annotations: {
-              'machineconfiguration.openshift.io/state': 'Rebooting',
-              'machineconfiguration.openshift.io/desiredConfig': 'rendered-worker-new-for-test',
-            },
+      const rebooting = {
+        metadata: {
+          annotations: {
+            'machineconfiguration.openshift.io/state': 'Rebooting',
+            'machineconfiguration.openshift.io/desiredConfig': 'rendered-worker-new-for-test',
           },
         },
+      };
+      const [nodeA = '', nodeB = ''] = workerNodes;
+      const throttledBefore = stats.throttled;
+      await nodes.mergePatch({ name: nodeA }, rebooting);
+      const afterA = await eventually(
+        async () => {
+          const obj = await read();
+          // Its daemon now works towards a config other than the current one: the node is unavailable meanwhile.
+          if (available(obj, nodeA) !== 'False')
+            throw new Error(`node insight not updated: ${JSON.stringify(nodeInsight(obj, nodeA))}`);
+          return obj;
+        },
+        { timeoutMs: 30_000, what: 'node insight to follow the node' },
       );
+      expect(nodeInsight(afterA, nodeA)?.message).toBe('Machine Config Daemon is processing the node');
+      expect(stats.writes).toBe(quiet.writes + 1);
+      await cacheCaughtUp();
+      await until('the controller to put off its echo', () => stats.throttled > throttledBefore);
+      const settled = stats.throttled;
+
+      // A second node changes within the write interval: the controller sees it and waits...
+      await nodes.mergePatch({ name: nodeB }, rebooting);
+      await until('the controller to put off the second change', () => stats.throttled > settled);
+      expect(
+        cachedNodes.getIndexer().get(nodeB)?.metadata?.annotations?.[
+          'machineconfiguration.openshift.io/state'
+        ],
+      ).toBe('Rebooting');
+      expect(stats.writes).toBe(quiet.writes + 1);
+      expect(available(await read(), nodeB)).toBe('True');
+      // ...until the interval has passed; then it writes once.
+      await clock.advance(MIN_WRITE_MS);
       await eventually(
         async () => {
-          const obj = await statuses.get({ name: 'cluster' });
-          const insight = obj.status?.workerPools
-            ?.find((p) => p.name === 'worker')
-            ?.informers?.[0]?.insights?.find((i) => i.insight.node?.name === nodeName);
-          // Its daemon now works towards a config other than the current one: the node is unavailable meanwhile.
-          const available = insight?.insight.node?.conditions?.find((c) => c.type === 'Available');
-          if (available?.status !== 'False')
-            throw new Error(`node insight not updated: ${JSON.stringify(available)}`);
-          expect(insight?.insight.node?.message).toBe('Machine Config Daemon is processing the node');
+          if (available(await read(), nodeB) !== 'False') throw new Error('second node not shown yet');
         },
-        { timeoutMs: 10_000, what: 'node insight to follow the node' },
+        { timeoutMs: 30_000, what: 'the second node change to be written' },
       );
-      expect(stats.writes - writesBefore).toBeLessThanOrEqual(2);
+      expect(stats.writes).toBe(quiet.writes + 2);
 
-      // Nothing changes for 2.5 s: no writes.
-      const settled = stats.writes;
-      const before = await statuses.get({ name: 'cluster' });
-      await new Promise((r) => setTimeout(r, 2_500));
-      const after = await statuses.get({ name: 'cluster' });
-      expect(changedPaths(before.status, after.status)).toEqual([]);
-      expect(stats.writes).toBe(settled);
+      // And stays quiet again for further resync periods.
+      await cacheCaughtUp();
+      for (let period = 1; period <= 2; period++) {
+        const reconciles = stats.reconciles;
+        await clock.advance(RESYNC_MS);
+        await until(
+          `a reconcile in resync period ${period} after the changes`,
+          () => stats.reconciles > reconciles,
+        );
+        expect(stats.writes, `writes after resync period ${period} after the changes`).toBe(quiet.writes + 2);
+      }
     } finally {
       stop.abort();
       await Promise.all(running);
