@@ -3,6 +3,7 @@
 // host of the same parent domain (`auth.docker.io` for `registry-1.docker.io`), or an explicitly trusted host.
 // Pure; the caller enforces the decision.
 import { RegistryError } from './errors.js';
+import { registryText } from './registry-text.js';
 
 export interface AuthChallenge {
   /** Lowercase scheme: `basic` or `bearer` (others are returned but unusable). */
@@ -108,7 +109,7 @@ export function checkRealm(
   } catch {
     throw new RegistryError(
       'TESSERA_REGISTRY_UNTRUSTED_REALM',
-      `registry ${registryHost} sent a token realm that is not a URL: ${JSON.stringify(realm)}`,
+      `registry ${registryHost} sent a token realm that is not a URL: ${JSON.stringify(registryText(realm, 100))}`,
     );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {

@@ -22,11 +22,23 @@ export function registerImageCommands(program: Command): void {
     )
     .option('--insecure', "skip TLS verification for the image's registry (and allow plain http)", false)
     .option('--ca-file <file>', 'extra PEM CA bundle to trust; repeatable', collect, [])
+    .option(
+      '--trusted-realm-host <host>',
+      "token service host (host or host:port) that may receive the credentials besides the registry's own host and parent domain; repeatable",
+      collect,
+      [],
+    )
     .option('-o, --output <format>', 'table, json or yaml', 'table')
     .action(
       async (
         reference: string,
-        opts: { pullSecret: string[]; insecure: boolean; caFile: string[]; output: string },
+        opts: {
+          pullSecret: string[];
+          insecure: boolean;
+          caFile: string[];
+          trustedRealmHost: string[];
+          output: string;
+        },
       ) => {
         const { inspectImageCommand } = await import('./inspect-command.js');
         await inspectImageCommand(reference, opts);

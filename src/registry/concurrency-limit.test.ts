@@ -40,3 +40,53 @@ describe('KeyedConcurrencyLimit', () => {
     expect(await limit.run('a', async () => 1)).toBe(1);
   });
 });
+
+describe('KeyedConcurrencyLimit cancellation', () => {
+  it('removes an aborted waiter from the queue and rejects it with the abort reason', async () => {
+    const limit = new KeyedConcurrencyLimit(1);
+    const gate = deferred();
+    const holder = limit.run('a', () => gate.promise);
+    const controller = new AbortController();
+    let cancelledRan = false;
+    const cancelled = limit.run(
+      'a',
+      async () => {
+        cancelledRan = true;
+      },
+      controller.signal,
+    );
+    const next = limit.run('a', async () => 'next');
+    expect(limit.waiting('a')).toBe(2);
+    const reason = new Error('inspection cancelled');
+    controller.abort(reason);
+    await expect(cancelled).rejects.toBe(reason);
+    expect(limit.waiting('a')).toBe(1);
+    gate.resolve();
+    await holder;
+    expect(await next).toBe('next');
+    expect(cancelledRan).toBe(false);
+    expect(limit.running('a')).toBe(0);
+  });
+
+  it('rejects at once when the signal is already aborted, without taking a slot', async () => {
+    const limit = new KeyedConcurrencyLimit(1);
+    const controller = new AbortController();
+    controller.abort(new Error('gone'));
+    await expect(limit.run('a', async () => 1, controller.signal)).rejects.toThrow('gone');
+    expect(limit.running('a')).toBe(0);
+  });
+
+  it('forgets a key whose only waiter was aborted after the holder finished', async () => {
+    const limit = new KeyedConcurrencyLimit(1);
+    const gate = deferred();
+    const holder = limit.run('a', () => gate.promise);
+    const controller = new AbortController();
+    const waiter = limit.run('a', async () => 1, controller.signal);
+    controller.abort();
+    await expect(waiter).rejects.toBeInstanceOf(DOMException);
+    gate.resolve();
+    await holder;
+    expect(limit.running('a')).toBe(0);
+    expect(limit.waiting('a')).toBe(0);
+  });
+});

@@ -1,15 +1,16 @@
-// A read-only OCI distribution client: fetches manifests (the four supported media types, schema 1 refused)
-// and blobs of one repository with one credential (or none), doing the registry's auth dance itself: anonymous,
-// Basic, or the Bearer token flow with tokens cached per scope; the last challenge of each registry is
-// remembered so later requests authenticate up front. Manifests and blobs are verified against their digest.
-// Requests per registry are bounded by a concurrency limit. The caller decides which credential to try.
+// A read-only OCI distribution client: manifests (four media types; schema 1 refused) and blobs of one
+// repository, verified against their digest, with one credential (or none; empty user and password = anonymous):
+// anonymous, Basic or Bearer (tokens cached per scope, last challenge per registry remembered), re-sending at most
+// once after a 401. Requests per registry share a concurrency limit (cancelled waiters leave the queue); registry
+// text reaches errors only as a sanitised distribution error message. The caller decides which credential to try.
 import { createHash } from 'node:crypto';
 import { checkRealm, preferredChallenge, type AuthChallenge } from './auth-challenge.js';
 import { KeyedConcurrencyLimit } from './concurrency-limit.js';
-import type { RegistryCredential } from './docker-config.js';
+import { isAnonymousCredential, type RegistryCredential } from './docker-config.js';
 import { RegistryError, RegistryResponseError } from './errors.js';
 import { isSchema1, manifestAcceptHeader, manifestKind, type ManifestKind } from './media-types.js';
 import { apiHost } from './reference.js';
+import { registryText } from './registry-text.js';
 import { TokenCache } from './token-cache.js';
 import { RegistryTransport, type HttpResponse, type TransportOptions } from './transport.js';
 
@@ -20,6 +21,11 @@ export interface RepositoryLocation {
   readonly repository: string;
   /** Accept any TLS certificate, and plain http when the registry does not speak TLS. */
   readonly insecure: boolean;
+  /**
+   * Whether a redirect target `host[:port]` is an insecure registry too (plain http and unverified TLS allowed
+   * there). Default: no other host is.
+   */
+  readonly isInsecureHost?: (host: string) => boolean;
 }
 
 export interface FetchedManifest {
@@ -38,7 +44,10 @@ export interface DistributionClientOptions extends TransportOptions {
   readonly maxTokenBytes?: number;
   /** Concurrent requests per registry host. Default: 16. */
   readonly concurrencyPerRegistry?: number;
-  /** Token realm hosts trusted besides the registry's own host and domain. Default: none. */
+  /**
+   * Token realm hosts (`host` or `host:port`) that may receive credentials besides the registry's own host and
+   * parent domain. Default: none.
+   */
   readonly trustedRealmHosts?: readonly string[];
   /** Clock in ms for token lifetimes. Default: Date.now. */
   readonly now?: () => number;
@@ -151,7 +160,7 @@ export class DistributionClient {
     if (kind === undefined) {
       throw new RegistryError(
         'TESSERA_REGISTRY_UNSUPPORTED_MANIFEST',
-        `${what}: unsupported manifest media type ${JSON.stringify(mediaType || headerType)}; expected an OCI index or manifest, or a Docker v2 manifest list or manifest`,
+        `${what}: unsupported manifest media type ${JSON.stringify(registryText(mediaType || headerType, 100))}; expected an OCI index or manifest, or a Docker v2 manifest list or manifest`,
       );
     }
     return { mediaType, kind, digest, body, json };
@@ -165,6 +174,13 @@ export class DistributionClient {
     maxBytes: number,
     signal?: AbortSignal,
   ): Promise<Buffer> {
+    // The digest comes from a manifest the registry sent: check its grammar before it enters a URL or message.
+    if (!/^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{1,256}$/.test(digest)) {
+      throw new RegistryError(
+        'TESSERA_REGISTRY_BAD_RESPONSE',
+        `blob of ${location.registry}/${location.repository}: the manifest names an invalid digest ${JSON.stringify(registryText(digest, 100))}`,
+      );
+    }
     const what = `blob ${location.registry}/${location.repository}@${digest}`;
     const response = await this.authorizedGet(location, `blobs/${digest}`, credential, {
       accept: '*/*',
@@ -201,33 +217,48 @@ export class DistributionClient {
   private async authorizedGet(
     location: RepositoryLocation,
     path: string,
-    credential: RegistryCredential | undefined,
+    given: RegistryCredential | undefined,
     request: { accept: string; maxBodyBytes: number; what: string; signal: AbortSignal | undefined },
   ): Promise<HttpResponse> {
+    // An entry with neither user name nor password is kept (it matched, like the kubelet) but is anonymous.
+    const credential = given === undefined || isAnonymousCredential(given) ? undefined : given;
     const host = apiHost(location.registry);
     const scope = `repository:${location.repository}:pull`;
-    return this.limit.run(host, async () => {
+    const attempt = async (): Promise<HttpResponse> => {
       const known = this.challenges.get(host);
-      let authorization = known
+      const first = known
         ? await this.authorization(known, location, scope, credential, request.signal)
         : undefined;
-      let response = await this.send(location, path, request, authorization);
+      let response = await this.send(location, path, request, first?.header);
       if (response.status === 401) {
         const challenge = preferredChallenge(response.headers['www-authenticate']);
         if (challenge !== undefined) {
           this.challenges.set(host, challenge);
           if (challenge.scheme === 'bearer')
             this.tokens.invalidate(this.tokenKey(challenge, scope, credential));
-          const sent = authorization;
-          authorization = await this.authorization(challenge, location, scope, credential, request.signal);
-          // Resending exactly what was refused (a Basic credential) cannot succeed.
-          if (authorization !== undefined && authorization !== sent)
-            response = await this.send(location, path, request, authorization);
+          const retry = await this.authorization(challenge, location, scope, credential, request.signal);
+          // One retry, when it can change the outcome: a freshly issued token (even one equal to the refused
+          // token: some issuers hand out the same one), or a header different from what was refused.
+          if (retry !== undefined && (retry.fresh || retry.header !== first?.header))
+            response = await this.send(location, path, request, retry.header);
         }
       }
       if (response.status >= 200 && response.status < 300) return response;
       throw this.statusError(location, path, response, request.what, credential);
-    });
+    };
+    try {
+      return await this.limit.run(host, attempt, request.signal);
+    } catch (err) {
+      if (err instanceof RegistryError || request.signal?.aborted !== true) throw err;
+      // Cancelled while waiting for a slot.
+      throw new RegistryResponseError(
+        'TESSERA_REGISTRY_ABORTED',
+        this.displayUrl(location, path),
+        undefined,
+        `${request.what}: cancelled`,
+        { cause: err },
+      );
+    }
   }
 
   private async send(
@@ -246,6 +277,7 @@ export class DistributionClient {
         headers,
         maxBodyBytes: request.maxBodyBytes,
         insecure: location.insecure,
+        ...(location.isInsecureHost ? { isInsecureHost: location.isInsecureHost } : {}),
         signal: request.signal,
         what: request.what,
       });
@@ -276,15 +308,19 @@ export class DistributionClient {
     return `${challenge.params.realm ?? ''}\0${challenge.params.service ?? ''}\0${scope}\0${credentialId(credential)}`;
   }
 
-  /** The Authorization header for `challenge`, fetching a token if needed; undefined when we have nothing to offer. */
+  /**
+   * The Authorization header for `challenge`, fetching a token if needed; undefined when we have nothing to offer.
+   * `fresh` is true when a token request was made for it (by this call or a concurrent one it joined).
+   */
   private async authorization(
     challenge: AuthChallenge,
     location: RepositoryLocation,
     scope: string,
     credential: RegistryCredential | undefined,
     signal: AbortSignal | undefined,
-  ): Promise<string | undefined> {
-    if (challenge.scheme === 'basic') return credential === undefined ? undefined : basicHeader(credential);
+  ): Promise<{ header: string; fresh: boolean } | undefined> {
+    if (challenge.scheme === 'basic')
+      return credential === undefined ? undefined : { header: basicHeader(credential), fresh: false };
     if (challenge.scheme !== 'bearer') return undefined;
     const key = this.tokenKey(challenge, scope, credential);
     const host = apiHost(location.registry);
@@ -292,10 +328,10 @@ export class DistributionClient {
       registryIsHttps: !location.insecure || this.baseUrl(location).startsWith('https:'),
       trustedRealmHosts: this.trustedRealmHosts,
     });
-    const token = await this.tokens.get(key, () =>
+    const { token, fresh } = await this.tokens.obtain(key, () =>
       this.fetchToken(realm, challenge, scope, credential, location, signal),
     );
-    return `Bearer ${token}`;
+    return { header: `Bearer ${token}`, fresh };
   }
 
   private async fetchToken(
@@ -319,6 +355,7 @@ export class DistributionClient {
       headers,
       maxBodyBytes: this.maxTokenBytes,
       insecure: location.insecure,
+      ...(location.isInsecureHost ? { isInsecureHost: location.isInsecureHost } : {}),
       signal,
       what,
     });
@@ -400,20 +437,23 @@ export class DistributionClient {
   }
 }
 
-/** `: CODE message` from a distribution error body, or ''. */
-function registryErrorDetail(body: Buffer): string {
+/**
+ * `: CODE message` from the first entry of a distribution error body (`{"errors": [...]}`), or ''. Only those
+ * two fields are shown, sanitised and capped: any other body text never reaches a message.
+ */
+export function registryErrorDetail(body: Buffer): string {
+  let doc: unknown;
   try {
-    const doc: unknown = JSON.parse(body.toString('utf8'));
-    if (typeof doc === 'object' && doc !== null && 'errors' in doc && Array.isArray(doc.errors)) {
-      const first: unknown = doc.errors[0];
-      if (typeof first === 'object' && first !== null) {
-        const code = 'code' in first && typeof first.code === 'string' ? first.code : '';
-        const message = 'message' in first && typeof first.message === 'string' ? first.message : '';
-        return code || message ? `: ${[code, message].filter(Boolean).join(' ')}` : '';
-      }
-    }
+    doc = JSON.parse(body.toString('utf8'));
   } catch {
-    // not JSON: no detail
+    return ''; // not JSON: no detail
   }
-  return '';
+  if (typeof doc !== 'object' || doc === null || !('errors' in doc) || !Array.isArray(doc.errors)) return '';
+  const first: unknown = doc.errors[0];
+  if (typeof first !== 'object' || first === null) return '';
+  const rawCode = 'code' in first && typeof first.code === 'string' ? first.code : '';
+  // Distribution codes are upper-case identifiers (MANIFEST_UNKNOWN); anything else is dropped.
+  const code = /^[A-Z][A-Z0-9_]{0,63}$/.test(rawCode) ? rawCode : '';
+  const message = 'message' in first && typeof first.message === 'string' ? registryText(first.message) : '';
+  return code || message ? `: ${[code, message].filter(Boolean).join(' ')}` : '';
 }

@@ -1,7 +1,8 @@
 // Reads registry credentials from Kubernetes pull secrets: `kubernetes.io/dockerconfigjson` (`{"auths": {...}}`
 // under `.dockerconfigjson`) and `kubernetes.io/dockercfg` (the bare map under `.dockercfg`), as the kubelet does:
-// an `auth` field (base64 `user:password`) overrides `username`/`password`. Pure; a malformed secret throws
-// InvalidPullSecretError naming the secret and the entry, never the credentials.
+// an `auth` field (base64 `user:password`, decoded as strictly as Go's base64.StdEncoding) overrides
+// `username`/`password`, and an entry with neither is kept (it matches, and is then tried anonymously). Pure; a
+// malformed secret throws InvalidPullSecretError naming the secret and the entry, never the credentials.
 import { InvalidPullSecretError } from './errors.js';
 
 export const dockerConfigJsonSecretType = 'kubernetes.io/dockerconfigjson';
@@ -28,6 +29,22 @@ export interface PullSecretLike {
   readonly data?: Readonly<Record<string, string>>;
 }
 
+/** True for an entry without user name and password: it counts as a match but authenticates as nobody. */
+export function isAnonymousCredential(credential: RegistryCredential): boolean {
+  return credential.username === '' && credential.password === '';
+}
+
+/**
+ * Decodes standard padded base64 the way Go's base64.StdEncoding.DecodeString does (which the kubelet uses for
+ * `auth`): CR and LF are ignored, any other character outside the alphabet, a missing or misplaced `=`, or a
+ * truncated final group makes the input invalid (undefined). Node's decoder would silently skip such input.
+ */
+export function decodeStdBase64(text: string): Buffer | undefined {
+  const compact = text.replace(/[\r\n]/g, '');
+  if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(compact)) return undefined;
+  return Buffer.from(compact, 'base64');
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -40,7 +57,14 @@ function entriesOfAuthMap(auths: Record<string, unknown>, source: string): Docke
     let username = typeof value.username === 'string' ? value.username : '';
     let password = typeof value.password === 'string' ? value.password : '';
     if (typeof value.auth === 'string' && value.auth !== '') {
-      const decoded = Buffer.from(value.auth, 'base64').toString('utf8');
+      const bytes = decodeStdBase64(value.auth);
+      if (bytes === undefined) {
+        throw new InvalidPullSecretError(
+          source,
+          `entry ${JSON.stringify(key)}: "auth" is not valid base64 (standard alphabet, with = padding); the kubelet cannot use this secret either`,
+        );
+      }
+      const decoded = bytes.toString('utf8');
       const colon = decoded.indexOf(':');
       if (colon < 0) {
         throw new InvalidPullSecretError(
@@ -51,8 +75,7 @@ function entriesOfAuthMap(auths: Record<string, unknown>, source: string): Docke
       username = decoded.slice(0, colon);
       password = decoded.slice(colon + 1);
     }
-    // An entry without any credential would only turn an anonymous pull into a failing authenticated one.
-    if (username === '' && password === '') continue;
+    // Kept even when both are empty: the kubelet counts it as a match (tried anonymously, in order).
     entries.push({ key, credential: { username, password } });
   }
   return entries;

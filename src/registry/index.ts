@@ -38,5 +38,13 @@ export {
 export { allArchitectures, bundleImageLabels, type ImagePlatform } from './platforms.js';
 export { formatReference, parseImageReference, type ImageReference } from './reference.js';
 export { isAbort, RegistryError, type RegistryErrorCode } from './errors.js';
+export {
+  addressClass,
+  defaultRedirectVerdict,
+  type AddressClass,
+  type RedirectCandidate,
+  type RedirectPolicy,
+  type RedirectVerdict,
+} from './redirect-policy.js';
 // Loads prom-client: the CLI imports the modules it needs directly instead of this index.
 export { createInspectionCacheMetrics } from './metrics.js';

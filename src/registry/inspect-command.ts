@@ -18,6 +18,8 @@ export interface InspectCommandOptions {
   readonly pullSecret: readonly string[];
   readonly insecure: boolean;
   readonly caFile: readonly string[];
+  /** Token realm hosts trusted with credentials besides the registry's own host and domain. Default: none. */
+  readonly trustedRealmHost?: readonly string[];
   readonly output: string;
 }
 
@@ -75,7 +77,12 @@ export async function inspectImageCommand(reference: string, options: InspectCom
     ? { ...emptyRegistryPolicy, insecureRegistries: [ref.registry] }
     : emptyRegistryPolicy;
   // node:https instead of undici: a one-shot command should not pay ~100 ms to load an HTTP library.
-  const inspector = new RegistryInspector({ caCertificates, policy: () => policy, httpClient: 'node' });
+  const inspector = new RegistryInspector({
+    caCertificates,
+    policy: () => policy,
+    trustedRealmHosts: options.trustedRealmHost ?? [],
+    httpClient: 'node',
+  });
   try {
     const inspection = await inspector.inspect(reference, { keyring: Keyring.of(entries) });
     if (format === 'table') process.stdout.write(renderInspectionTable(inspection));

@@ -16,7 +16,7 @@ const users = (keyring: Keyring, image: string): string[] => keyring.lookup(imag
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
 describe('pull secret parsing', () => {
-  it('reads dockerconfigjson; auth overrides username/password; empty entries are skipped', () => {
+  it('reads dockerconfigjson; auth overrides username/password; empty entries are kept (kubelet)', () => {
     const doc = JSON.stringify({
       auths: {
         'quay.io': { auth: b64('robot:s3:cr:et'), username: 'ignored', password: 'ignored' },
@@ -27,6 +27,7 @@ describe('pull secret parsing', () => {
     expect(parseDockerConfigJson(doc, 'ns/s')).toEqual([
       { key: 'quay.io', credential: { username: 'robot', password: 's3:cr:et' } },
       { key: 'registry.example.io', credential: { username: 'u', password: 'p' } },
+      { key: 'empty.example.io', credential: { username: '', password: '' } },
     ]);
   });
 

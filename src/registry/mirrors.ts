@@ -58,6 +58,11 @@ function matchesAny(patterns: readonly string[], name: string): boolean {
   return patterns.some((p) => patternMatch(p, name) >= 0);
 }
 
+/** True when `host[:port]` as a whole (not only some path under it) is an insecure registry of `policy`. */
+export function isInsecureHost(policy: RegistryPolicy, host: string): boolean {
+  return matchesAny(policy.insecureRegistries, host);
+}
+
 /** Rules of the most specific matching source, merged (mirrors concatenated in order, without duplicates). */
 function bestRules(
   rules: readonly MirrorRule[],

@@ -3,11 +3,18 @@
 // once credentials match), reads the manifest and, for a single manifest, its config blob. Not cached: wrap
 // it in CachingInspector. Owns its DistributionClient unless one is passed in; call close() when done.
 import { DistributionClient, type DistributionClientOptions } from './distribution-client.js';
-import type { RegistryCredential } from './docker-config.js';
+import { isAnonymousCredential, type RegistryCredential } from './docker-config.js';
 import { RegistryError } from './errors.js';
+import type { RedirectPolicy } from './redirect-policy.js';
 import type { ImageInspection, ImageInspector, InspectOptions } from './inspector.js';
 import { Keyring } from './keyring.js';
-import { emptyRegistryPolicy, pullSources, type PullSource, type RegistryPolicy } from './mirrors.js';
+import {
+  emptyRegistryPolicy,
+  isInsecureHost,
+  pullSources,
+  type PullSource,
+  type RegistryPolicy,
+} from './mirrors.js';
 import {
   allArchitectures,
   architecturesOf,
@@ -24,6 +31,17 @@ export interface RegistryInspectorOptions extends DistributionClientOptions {
   readonly policy?: () => RegistryPolicy;
   /** Largest config blob accepted, in bytes. Default: 8 MiB. */
   readonly maxConfigBytes?: number;
+  /**
+   * Token realm hosts (`host` or `host:port`) that may receive credentials besides the registry's own host and
+   * parent domain, e.g. a separate auth server. Ignored when `client` is given (configure that client instead).
+   * Default: none.
+   */
+  readonly trustedRealmHosts?: readonly string[];
+  /**
+   * Overrides redirect decisions (see `defaultRedirectVerdict`); ignored when `client` is given. Default: the
+   * default policy (https only, no link-local/unspecified targets, loopback/private only from the same class).
+   */
+  readonly redirectPolicy?: RedirectPolicy;
 }
 
 export class RegistryInspector implements ImageInspector {
@@ -42,7 +60,12 @@ export class RegistryInspector implements ImageInspector {
   async inspect(image: string, options: InspectOptions = {}): Promise<ImageInspection> {
     const ref = parseImageReference(image);
     const keyring = options.keyring ?? Keyring.empty;
-    const sources = pullSources(ref, this.policy());
+    const policy = this.policy();
+    // Redirect targets may use plain http or unverified TLS only when they are insecure registries themselves.
+    const sources = pullSources(ref, policy).map((s) => ({
+      ...s,
+      isInsecureHost: (host: string) => isInsecureHost(policy, host),
+    }));
     const failures: { source: PullSource; error: RegistryError }[] = [];
     for (const source of sources) {
       try {
@@ -83,8 +106,11 @@ export class RegistryInspector implements ImageInspector {
     credentials: readonly RegistryCredential[],
     signal: AbortSignal | undefined,
   ): Promise<ImageInspection> {
+    // An entry without user name and password matched like any other, and is tried anonymously in its turn.
     const attempts: (RegistryCredential | undefined)[] =
-      credentials.length > 0 ? [...credentials] : [undefined];
+      credentials.length > 0
+        ? credentials.map((c) => (isAnonymousCredential(c) ? undefined : c))
+        : [undefined];
     let lastUnauthorized: RegistryError | undefined;
     for (const credential of attempts) {
       try {

@@ -46,8 +46,19 @@ export class TokenCache {
    * with the token and its lifetime in seconds.
    */
   async get(key: string, fetch: () => Promise<{ token: string; expiresInSeconds: number }>): Promise<string> {
+    return (await this.obtain(key, fetch)).token;
+  }
+
+  /**
+   * Like `get`, and says whether the token was just issued (`fresh`: this call's fetch, or a concurrent one it
+   * joined) rather than taken from the cache, so a caller can tell a reissued token from a stale one.
+   */
+  async obtain(
+    key: string,
+    fetch: () => Promise<{ token: string; expiresInSeconds: number }>,
+  ): Promise<{ token: string; fresh: boolean }> {
     const cached = this.peek(key);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return { token: cached, fresh: false };
     let pending = this.inflight.get(key);
     if (pending === undefined) {
       pending = (async () => {
@@ -62,7 +73,7 @@ export class TokenCache {
       })();
       this.inflight.set(key, pending);
     }
-    return pending;
+    return { token: await pending, fresh: true };
   }
 
   /** Forgets a token the registry refused. */

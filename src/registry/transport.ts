@@ -1,11 +1,14 @@
-// One bounded HTTP GET against a registry, following redirects itself: at most `maxRedirects` hops, no https ->
-// http downgrade for secure registries, `Authorization` dropped when a redirect leaves the origin (blob
-// storage must not see registry credentials). Bodies larger than the caller's limit are cut off; every attempt
+// One bounded HTTP GET against a registry, following redirects itself: at most `maxRedirects` hops, each one
+// checked by the redirect policy before any connection (https only unless the target is an insecure registry; no
+// link-local, unspecified, or foreign loopback/private addresses: see redirect-policy.ts), `Authorization`
+// dropped when a redirect leaves the origin (blob storage must not see registry credentials). Bodies larger than the caller's limit are cut off; every attempt
 // has a deadline; 429/5xx and transport failures are retried per the RetryPolicy, honouring Retry-After.
 // The caller owns `close()`. Errors are RegistryResponseError with URLs that never carry credentials.
 // The HTTP library (undici by default, node:https for one-shot commands) is loaded on first use.
 import { RegistryError, RegistryResponseError } from './errors.js';
 import type { ExchangeOptions, ExchangeResponse, HttpExchange } from './http-exchange.js';
+import { defaultRedirectVerdict, type RedirectPolicy } from './redirect-policy.js';
+import { registryText } from './registry-text.js';
 import {
   defaultRetryPolicy,
   isRetryableStatus,
@@ -23,6 +26,11 @@ export interface TransportOptions {
   readonly attemptTimeoutMs?: number;
   /** Redirect hops followed per request. Default: 5. */
   readonly maxRedirects?: number;
+  /**
+   * Overrides the redirect decision (called for every hop with the default verdict). Default: the default verdict,
+   * see `defaultRedirectVerdict`. Refused redirects fail with TESSERA_REGISTRY_REDIRECT_REFUSED.
+   */
+  readonly redirectPolicy?: RedirectPolicy;
   /** Retry policy for 429, 5xx and transport failures. Default: 3 retries, 200 ms base, 10 s cap. */
   readonly retry?: Partial<RetryPolicy>;
   /** Waits `ms` (tests pass a fake). Default: a real timer that honours the signal. */
@@ -52,8 +60,13 @@ export interface GetOptions {
   readonly headers: Readonly<Record<string, string>>;
   /** Largest accepted body of a 2xx response in bytes; error bodies are read up to 64 KiB. */
   readonly maxBodyBytes: number;
-  /** Skip TLS verification and allow plain http (an insecure registry). */
+  /** Skip TLS verification and allow plain http (an insecure registry) for the first URL's host. */
   readonly insecure: boolean;
+  /**
+   * Whether a redirect target `host[:port]` is a configured insecure registry (then plain http and unverified
+   * TLS are allowed for it). Default: only the first URL's host, when `insecure`.
+   */
+  readonly isInsecureHost?: (host: string) => boolean;
   readonly signal?: AbortSignal;
   /** Describes the request in error messages (`manifest of quay.io/x:y`). */
   readonly what: string;
@@ -105,6 +118,7 @@ export class RegistryTransport {
   private readonly httpClient: 'undici' | 'node';
   private readonly attemptTimeoutMs: number;
   private readonly maxRedirects: number;
+  private readonly redirectPolicy: RedirectPolicy;
   private readonly retry: RetryPolicy;
   private readonly sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   private readonly now: () => number;
@@ -119,6 +133,7 @@ export class RegistryTransport {
     this.httpClient = options.httpClient ?? 'undici';
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
     this.maxRedirects = options.maxRedirects ?? 5;
+    this.redirectPolicy = options.redirectPolicy ?? ((_candidate, verdict) => verdict);
     this.retry = { ...defaultRetryPolicy, ...options.retry };
     this.sleep = options.sleep ?? defaultSleep;
     this.now = options.now ?? Date.now;
@@ -166,37 +181,56 @@ export class RegistryTransport {
   private async followRedirects(start: URL, options: GetOptions): Promise<HttpResponse> {
     let url = start;
     let headers = { ...options.headers };
+    let insecure = options.insecure;
     for (let hop = 0; ; hop++) {
-      const response = await this.once(url, headers, options);
+      const response = await this.once(url, headers, insecure, options);
       if (![301, 302, 303, 307, 308].includes(response.status)) return response;
       const location = response.headers.location;
       if (location === undefined) return response;
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        throw this.redirectRefused(start, response.status, options, 'the Location header is not a URL');
+      }
       if (hop >= this.maxRedirects) {
         throw new RegistryResponseError(
           'TESSERA_REGISTRY_TOO_MANY_REDIRECTS',
           redactedUrl(start),
           response.status,
-          `${options.what}: more than ${this.maxRedirects} redirects (last to ${redactedUrl(new URL(location, url))}); the registry or its storage is misconfigured`,
+          `${options.what}: more than ${this.maxRedirects} redirects (last to ${registryText(redactedUrl(next))}); the registry or its storage is misconfigured`,
         );
       }
-      const next = new URL(location, url);
-      if (
-        next.protocol !== 'https:' &&
-        !(next.protocol === 'http:' && (options.insecure || url.protocol === 'http:'))
-      ) {
-        throw new RegistryResponseError(
-          'TESSERA_REGISTRY_BAD_RESPONSE',
-          redactedUrl(start),
+      const sameHost = next.host.toLowerCase() === start.host.toLowerCase();
+      const targetInsecure = sameHost
+        ? options.insecure
+        : (options.isInsecureHost?.(next.host.toLowerCase()) ?? false);
+      const candidate = { origin: start, from: url, to: next, targetInsecure };
+      const verdict = this.redirectPolicy(candidate, defaultRedirectVerdict(candidate));
+      if (!verdict.allow) {
+        throw this.redirectRefused(
+          start,
           response.status,
-          `${options.what}: refusing a redirect from ${url.protocol} to ${next.protocol} (${next.origin})`,
+          options,
+          `refusing a redirect to ${registryText(next.origin)}: ${registryText(verdict.reason)}`,
         );
       }
       if (next.origin !== url.origin) {
         const { authorization: _dropped, ...rest } = headers;
         headers = rest;
       }
+      insecure = targetInsecure;
       url = next;
     }
+  }
+
+  private redirectRefused(start: URL, status: number, options: GetOptions, reason: string): RegistryError {
+    return new RegistryResponseError(
+      'TESSERA_REGISTRY_REDIRECT_REFUSED',
+      redactedUrl(start),
+      status,
+      `${options.what}: ${reason}; the registry or its storage is misconfigured, or the redirect must be allowed explicitly (a redirect policy, or for a plain-http target an insecure registry entry for its host)`,
+    );
   }
 
   private aborted(url: URL, options: GetOptions, reason: unknown): RegistryError {
@@ -211,7 +245,12 @@ export class RegistryTransport {
     );
   }
 
-  private async once(url: URL, headers: Record<string, string>, options: GetOptions): Promise<HttpResponse> {
+  private async once(
+    url: URL,
+    headers: Record<string, string>,
+    insecure: boolean,
+    options: GetOptions,
+  ): Promise<HttpResponse> {
     if (options.signal?.aborted) throw this.aborted(url, options, options.signal.reason);
     const deadline = AbortSignal.timeout(this.attemptTimeoutMs);
     const signal = options.signal === undefined ? deadline : AbortSignal.any([options.signal, deadline]);
@@ -229,7 +268,7 @@ export class RegistryTransport {
       response = await exchange.send({
         url,
         headers,
-        insecure: options.insecure,
+        insecure,
         signal,
         timeoutMs: this.attemptTimeoutMs,
       });

@@ -1,5 +1,5 @@
 // `tessera image inspect` as a user runs it: the real CLI entry point in a child process, against a real registry.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
 import { multiPlatformImage } from '../../../src/devcluster/registry-images.js';
+import { startFakeServer } from './fake-server.js';
 
 const projectRoot = path.resolve(import.meta.dirname, '../../..');
 let registry: LocalRegistry;
@@ -26,6 +27,21 @@ function tessera(...args: string[]): { status: number | null; stdout: string; st
     },
   );
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Like `tessera`, without blocking the event loop (for servers running in this process). */
+function tesseraAsync(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args],
+      { cwd: projectRoot, encoding: 'utf8', timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
+        resolve({ status: code, stdout, stderr });
+      },
+    );
+  });
 }
 
 beforeAll(async () => {
@@ -124,6 +140,52 @@ describe('tessera image inspect', () => {
     expect(out.stdout).toBe('');
     expect(out.stderr).toContain('requires credentials');
     expect(out.stderr).toContain(`add a pull secret for ${registry.host}`);
+  });
+
+  it('sends credentials to a token realm on another host only when given --trusted-realm-host', async () => {
+    const image = multiPlatformImage({ platforms: [{ architecture: 's390x' }], salt: 'cli-realm' });
+    const fakeRegistry = await startFakeServer();
+    const issuer = await startFakeServer();
+    const caFile = path.join(stateDir, 'fake-ca.pem');
+    writeFileSync(caFile, `${fakeRegistry.caCertPem}\n${issuer.caCertPem}`);
+    const realmHost = `localhost:${issuer.host.split(':')[1]}`;
+    issuer.handler = (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token: 'cli-token' }));
+    fakeRegistry.handler = (req, res) => {
+      if (req.headers.authorization !== 'Bearer cli-token')
+        res.writeHead(401, { 'www-authenticate': `Bearer realm="https://${realmHost}/token"` }).end();
+      else res.writeHead(200, { 'content-type': image.manifest.mediaType }).end(image.manifest.bytes);
+    };
+    const secret = path.join(stateDir, 'realm-config.json');
+    writeFileSync(
+      secret,
+      JSON.stringify({ auths: { [fakeRegistry.host]: { auth: Buffer.from('erin:pw').toString('base64') } } }),
+    );
+    const common = [
+      'image',
+      'inspect',
+      `${fakeRegistry.host}/app:v1`,
+      '--pull-secret',
+      secret,
+      '--ca-file',
+      caFile,
+    ];
+    try {
+      const refused = await tesseraAsync(...common);
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).toContain('unrelated host');
+      expect(issuer.requests).toEqual([]);
+      const trusted = await tesseraAsync(...common, '--trusted-realm-host', realmHost, '-o', 'json');
+      expect(trusted.stderr).toBe('');
+      expect(trusted.status).toBe(0);
+      expect((JSON.parse(trusted.stdout) as { architectures: string[] }).architectures).toEqual(['s390x']);
+      expect(issuer.requests.map((r) => r.authorization)).toEqual([
+        `Basic ${Buffer.from('erin:pw').toString('base64')}`,
+      ]);
+    } finally {
+      await fakeRegistry.close();
+      await issuer.close();
+    }
   });
 
   it('exits non-zero on an invalid reference or output format', () => {
