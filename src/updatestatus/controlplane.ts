@@ -112,6 +112,14 @@ export function isPlatformOperator(operator: ClusterOperator): boolean {
   );
 }
 
+/** How long an operator may be unavailable or degraded before it is a Warning, then an Error. */
+interface OperatorProblem {
+  readonly adjective: 'unavailable' | 'degraded';
+  readonly warningAfter: Duration;
+  readonly errorAfter: Duration;
+  readonly runbook: string;
+}
+
 function operatorInsights(
   name: string,
   available: Condition | undefined,
@@ -119,40 +127,41 @@ function operatorInsights(
   now: Instant,
 ): UpdateInsight[] {
   const resources: ScopeResource[] = [{ group: CONFIG_GROUP, kind: 'ClusterOperator', name }];
-  const insights: UpdateInsight[] = [];
-  if (available?.status === 'False') {
-    const since = timeOf(available.lastTransitionTime);
-    if (now > since + UNAVAILABLE_WARNING) {
-      insights.push({
+  const insight = (condition: Condition, problem: OperatorProblem): UpdateInsight[] => {
+    const since = timeOf(condition.lastTransitionTime);
+    if (!(now > since + problem.warningAfter)) return [];
+    return [
+      {
         startedAt: since,
         scope: { type: 'ControlPlane', resources },
         impact: {
-          level: now > since + UNAVAILABLE_ERROR ? ImpactLevel.Error : ImpactLevel.Warning,
+          level: now > since + problem.errorAfter ? ImpactLevel.Error : ImpactLevel.Warning,
           type: 'API Availability',
-          summary: `Cluster Operator ${name} is unavailable (${available.reason ?? ''})`,
-          description: available.message || '<no message>',
+          summary: `Cluster Operator ${name} is ${problem.adjective} (${condition.reason ?? ''})`,
+          description: condition.message || '<no message>',
         },
-        remediation: { reference: RUNBOOK_OPERATOR_DOWN },
-      });
-    }
-  }
-  if (degraded?.status === 'True') {
-    const since = timeOf(degraded.lastTransitionTime);
-    if (now > since + DEGRADED_WARNING) {
-      insights.push({
-        startedAt: since,
-        scope: { type: 'ControlPlane', resources },
-        impact: {
-          level: now > since + DEGRADED_ERROR ? ImpactLevel.Error : ImpactLevel.Warning,
-          type: 'API Availability',
-          summary: `Cluster Operator ${name} is degraded (${degraded.reason ?? ''})`,
-          description: degraded.message || '<no message>',
-        },
-        remediation: { reference: RUNBOOK_OPERATOR_DEGRADED },
-      });
-    }
-  }
-  return insights;
+        remediation: { reference: problem.runbook },
+      },
+    ];
+  };
+  return [
+    ...(available?.status === 'False'
+      ? insight(available, {
+          adjective: 'unavailable',
+          warningAfter: UNAVAILABLE_WARNING,
+          errorAfter: UNAVAILABLE_ERROR,
+          runbook: RUNBOOK_OPERATOR_DOWN,
+        })
+      : []),
+    ...(degraded?.status === 'True'
+      ? insight(degraded, {
+          adjective: 'degraded',
+          warningAfter: DEGRADED_WARNING,
+          errorAfter: DEGRADED_ERROR,
+          runbook: RUNBOOK_OPERATOR_DEGRADED,
+        })
+      : []),
+  ];
 }
 
 function clusterVersionInsights(cvName: string, conditions: readonly Condition[] | undefined, now: Instant) {
