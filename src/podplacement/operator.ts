@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
+  CustomResourceDefinitions,
   Manager,
   NAMESPACE_INDEX,
   Pods,
@@ -29,16 +30,20 @@ import {
   type PullSecretLike,
 } from '../registry/index.js';
 import { createInspectionCacheMetrics } from '../registry/metrics.js';
+import { CONVERSION_WEBHOOK_PATH, convertClusterPodPlacementConfig } from './api/conversion.js';
 import { installPodPlacementCrds } from './api/install.js';
 import type { ClusterPodPlacementConfig, LogVerbosity, PodPlacementConfig } from './api/schema.js';
 import { ClusterConfigController } from './cluster-config-controller.js';
+import { crdConversion, crdConversionPatch } from './crd-conversion.js';
 import {
   ClusterConfigValidator,
   PodPlacementConfigValidator,
   type ConfigReader,
 } from './config-validation.js';
 import {
+  API_GROUP,
   CLUSTER_CONFIG_NAME,
+  CLUSTER_CONFIG_PLURAL,
   DEFAULT_OPERATOR_NAMESPACE,
   EVENT_RECORDER_COMPONENT,
   GLOBAL_PULL_SECRET,
@@ -183,7 +188,6 @@ export async function startPodPlacementOperator(
     handleSignals: options.handleSignals,
   });
   const { client, logger, clock } = manager;
-  if (options.installCrds) await installPodPlacementCrds(client, { signal: options.signal });
   const metrics = new PodPlacementMetrics(manager.registry);
 
   // Caches shared by both halves: the cluster config and every PodPlacementConfig.
@@ -236,6 +240,16 @@ export async function startPodPlacementOperator(
     trust = () => ({ caBundlePem: selfTls.certificate()?.caBundlePem });
   }
   const onCertificateRenewed: (() => void)[] = [];
+  // After TLS, so a CRD created now already names this endpoint and CA when both are known (not so for a URL on a
+  // port picked at listen time): changing a CRD's spec later makes the API server swap the resource's storage, and
+  // requests in that window fail with 503.
+  if (options.installCrds) {
+    const known = knownEndpoint(options.endpoint, namespace);
+    await installPodPlacementCrds(client, {
+      signal: options.signal,
+      conversion: known ? crdConversion(known, trust()) : undefined,
+    });
+  }
 
   // The webhook half.
   let server: WebhookServer | undefined;
@@ -295,6 +309,7 @@ export async function startPodPlacementOperator(
     );
     server.register(VALIDATING_WEBHOOK.podConfigPath, new PodPlacementConfigValidator(configReader));
     server.register(VALIDATING_WEBHOOK.clusterConfigPath, new ClusterConfigValidator(configReader));
+    server.registerConversion(CONVERSION_WEBHOOK_PATH, { convert: convertClusterPodPlacementConfig });
     manager.add(server);
     const s = server;
     void s.ready().then(() => {
@@ -542,6 +557,48 @@ export async function startPodPlacementOperator(
     }
   }
 
+  // The CRD's conversion webhook must name this endpoint and trust this CA, like the webhook configurations: the
+  // half that publishes CA bundles (the controller) patches it, whether it installed the CRDs or not. With the
+  // service CA it sets the Service and the inject annotation and leaves the injected caBundle alone. Without a
+  // reachable, trusted webhook every v1alpha1 request fails (v1beta1, the storage version, needs no conversion).
+  if (runsController) {
+    const crds = new ResourceClient<KubeObject>(client, CustomResourceDefinitions);
+    const crdName = `${CLUSTER_CONFIG_PLURAL}.${API_GROUP}`;
+    const patchConversion = (signal?: AbortSignal) =>
+      crds.mergePatch({ name: crdName }, crdConversionPatch(endpoint, trust()), {
+        fieldManager: 'tessera-podplacement-conversion',
+        signal,
+      });
+    onCertificateRenewed.push(
+      () =>
+        void patchConversion().catch((err: unknown) =>
+          logger.error({ err, crd: crdName }, 'could not update the CRD conversion webhook'),
+        ),
+    );
+    manager.add({
+      name: 'podplacement-crd-conversion-webhook',
+      needsLeaderElection: true,
+      async start(signal) {
+        await server?.ready();
+        for (let delayMs = 500; !signal.aborted; delayMs = Math.min(delayMs * 2, 30_000)) {
+          try {
+            await patchConversion(signal);
+            logger.info({ crd: crdName }, 'CRD conversion webhook configured');
+            // Done: renewals re-patch through onCertificateRenewed; holding the signal would only add a listener.
+            return;
+          } catch (err) {
+            if (signal.aborted) return;
+            logger.warn(
+              { err, crd: crdName, retryInMs: delayMs },
+              'could not configure the CRD conversion webhook; v1alpha1 requests fail until it is',
+            );
+            await clock.sleep(delayMs, signal);
+          }
+        }
+      },
+    });
+  }
+
   if (tls) {
     const selfTls = tls;
     manager.add({
@@ -596,4 +653,10 @@ function resolveEndpoint(
     }
   }
   return given;
+}
+
+/** The endpoint when it is known before the webhook server listens (not a URL on port 0). */
+function knownEndpoint(given: WebhookEndpoint | undefined, namespace: string): WebhookEndpoint | undefined {
+  if (given?.kind === 'url' && new URL(given.baseUrl).port === '0') return undefined;
+  return resolveEndpoint(given, namespace, () => 0);
 }

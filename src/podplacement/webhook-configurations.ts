@@ -23,13 +23,14 @@ export interface WebhookTlsTrust {
   readonly serviceCaInjection?: boolean;
 }
 
-interface ClientConfig {
+export interface ClientConfig {
   service?: { namespace: string; name: string; path: string; port: number };
   url?: string;
   caBundle?: string;
 }
 
-function clientConfig(endpoint: WebhookEndpoint, path: string, trust: WebhookTlsTrust): ClientConfig {
+/** The clientConfig of one webhook at `path` (url or service, plus the base64 caBundle when given). */
+export function clientConfig(endpoint: WebhookEndpoint, path: string, trust: WebhookTlsTrust): ClientConfig {
   const cc: ClientConfig =
     endpoint.kind === 'service'
       ? { service: { namespace: endpoint.namespace, name: endpoint.name, path, port: endpoint.port } }

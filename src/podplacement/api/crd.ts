@@ -4,6 +4,7 @@
 // keywords. Callers serialise the result (see ./generate.ts); nothing here touches the file system.
 import { stringify } from 'yaml';
 import { API_GROUP } from '../constants.js';
+import { DEFAULT_CONVERSION_ENDPOINT, crdConversion } from '../crd-conversion.js';
 import type { KindDefinition, VersionDefinition } from './schema.js';
 
 /** A JSON value, as emitted into the CRD. */
@@ -129,8 +130,16 @@ function versionSchema(kind: KindDefinition, version: VersionDefinition): JsonOb
   return root;
 }
 
+export interface BuildCrdOptions {
+  /**
+   * `spec.conversion` of a kind with several versions. Default: the operator's conversion webhook behind its
+   * in-cluster Service (DEFAULT_CONVERSION_ENDPOINT) without caBundle; the operator patches both at run time.
+   */
+  readonly conversion?: Record<string, unknown>;
+}
+
 /** The CRD object for one kind of the multiarch.openshift.io group. */
-export function buildCrd(kind: KindDefinition): JsonObject {
+export function buildCrd(kind: KindDefinition, options: BuildCrdOptions = {}): JsonObject {
   const versions: Json[] = kind.versions.map((v) => {
     const entry: JsonObject = {
       name: v.name,
@@ -159,9 +168,12 @@ export function buildCrd(kind: KindDefinition): JsonObject {
     scope: kind.scope,
     versions,
   };
-  // Versions share field names and v1alpha1 is a subset of v1beta1, so the API server's own conversion
-  // (apiVersion rewrite + pruning) is exact for reads; see the report for the v1alpha1 write caveat.
-  if (kind.versions.length > 1) spec['conversion'] = { strategy: 'None' };
+  // With strategy None a v1alpha1 write would drop the v1beta1-only fields; the webhook carries them across.
+  if (kind.versions.length > 1)
+    spec['conversion'] = toJson(
+      options.conversion ?? crdConversion(DEFAULT_CONVERSION_ENDPOINT, {}),
+      '$.spec.conversion',
+    );
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

@@ -1,7 +1,9 @@
-// HTTPS server for admission webhooks (TLS 1.2+). Each registered path serves one AdmissionHandler.
+// HTTPS server for admission and CRD conversion webhooks (TLS 1.2+). Each registered path serves one
+// AdmissionHandler or one Converter (ConversionReview v1, see ./conversion.ts).
 // Guarantees: a request is answered, never crashes the process: a malformed or non-v1 review gets 400 (and a warn
 // log line), a body over maxRequestBytes gets 413, a wrong method 405, a wrong content type 415, an unknown path
-// 404; a handler that throws or exceeds handlerTimeoutMs yields an AdmissionReview with allowed=false and code 500.
+// 404; a handler that throws or exceeds handlerTimeoutMs yields an AdmissionReview with allowed=false and code 500,
+// a converter that throws a ConversionReview with result Failure (converters are synchronous and pure).
 // Slow clients are cut off by headers/request timeouts. Certificates come from files (reloaded on change) or are
 // generated for development (`caBundle()` then returns the CA for the webhook configuration). If start() fails
 // (unusable certificate, port taken), ready() rejects with the same error and nothing is left running; after a
@@ -22,6 +24,12 @@ import {
   type AdmissionResult,
 } from './admission.js';
 import { FileCertificateWatcher, validateKeyPair, type KeyPair } from './certificate-source.js';
+import {
+  conversionReviewResponse,
+  convertReview,
+  parseConversionReview,
+  type Converter,
+} from './conversion.js';
 import { generateDevCertificate, type DevCertificateOptions } from './dev-certificate.js';
 
 export interface WebhookServerOptions {
@@ -61,6 +69,7 @@ export class WebhookServer implements Runnable {
   readonly name = 'webhook';
   readonly needsLeaderElection = false;
   private readonly handlers = new Map<string, AdmissionHandler>();
+  private readonly converters = new Map<string, Converter>();
   private readonly clock: Clock;
   private readonly logger: Logger;
   private server: https.Server | undefined;
@@ -93,7 +102,16 @@ export class WebhookServer implements Runnable {
   /** Serves `handler` at `path` (e.g. `/mutate-pods`). Call before start(). */
   register(path: string, handler: AdmissionHandler): void {
     if (!path.startsWith('/')) throw new InvalidArgumentError('path', `must start with "/", got "${path}"`);
+    if (this.converters.has(path))
+      throw new InvalidArgumentError('path', `${path} already serves conversion`);
     this.handlers.set(path, handler);
+  }
+
+  /** Serves CRD conversion (ConversionReview v1) with `converter` at `path` (e.g. `/convert`). Call before start(). */
+  registerConversion(path: string, converter: Converter): void {
+    if (!path.startsWith('/')) throw new InvalidArgumentError('path', `must start with "/", got "${path}"`);
+    if (this.handlers.has(path)) throw new InvalidArgumentError('path', `${path} already serves admission`);
+    this.converters.set(path, converter);
   }
 
   /** Resolves once the server accepts connections; rejects with start()'s error if it failed before that. */
@@ -198,7 +216,8 @@ export class WebhookServer implements Runnable {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     try {
       const handler = this.handlers.get(path);
-      if (!handler) throw new HttpError(404, `no webhook at ${path}`);
+      const converter = this.converters.get(path);
+      if (!handler && !converter) throw new HttpError(404, `no webhook at ${path}`);
       if (req.method !== 'POST') throw new HttpError(405, `method ${req.method ?? ''} not allowed; use POST`);
       const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim();
       if (type !== 'application/json')
@@ -212,6 +231,26 @@ export class WebhookServer implements Runnable {
           `body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
         );
       }
+      if (converter) {
+        const review = parseConversionReview(decoded);
+        const response = convertReview(review, converter);
+        this.logger.debug(
+          {
+            path,
+            uid: review.uid,
+            desiredAPIVersion: review.desiredAPIVersion,
+            objects: review.objects.length,
+            result: response.result.status,
+            ms: this.clock.now() - started,
+          },
+          'conversion reviewed',
+        );
+        if (response.result.status === 'Failure')
+          this.logger.warn({ path, uid: review.uid, err: response.result.message }, 'conversion failed');
+        this.reply(res, 200, conversionReviewResponse(response));
+        return;
+      }
+      if (!handler) throw new HttpError(404, `no webhook at ${path}`);
       const request = parseAdmissionReview(decoded);
       const result = await this.decide(request.uid, () =>
         handler.handle(request, AbortSignal.timeout(this.handlerTimeoutMs())),

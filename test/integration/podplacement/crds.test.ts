@@ -7,11 +7,7 @@ import { ApiStatusError } from '../../../src/runtime/errors.js';
 import { ResourceClient } from '../../../src/runtime/resource-client.js';
 import type { KubeObject } from '../../../src/runtime/object.js';
 import { installPodPlacementCrds } from '../../../src/podplacement/api/install.js';
-import {
-  ClusterPodPlacementConfigs,
-  ClusterPodPlacementConfigsV1alpha1,
-  PodPlacementConfigs,
-} from '../../../src/podplacement/resources.js';
+import { ClusterPodPlacementConfigs, PodPlacementConfigs } from '../../../src/podplacement/resources.js';
 import { eventually, testKubeConfig, useTestNamespace } from '../../support/cluster.js';
 
 type Obj = KubeObject & { spec?: Record<string, unknown> };
@@ -19,14 +15,12 @@ type Obj = KubeObject & { spec?: Record<string, unknown> };
 const ns = useTestNamespace('pp-crd');
 let client: KubeClient;
 let cppc: ResourceClient<Obj>;
-let cppcAlpha: ResourceClient<Obj>;
 let ppc: ResourceClient<Obj>;
 
 beforeAll(async () => {
   client = new KubeClient(testKubeConfig());
   await installPodPlacementCrds(client);
   cppc = new ResourceClient<Obj>(client, ClusterPodPlacementConfigs);
-  cppcAlpha = new ResourceClient<Obj>(client, ClusterPodPlacementConfigsV1alpha1);
   ppc = new ResourceClient<Obj>(client, PodPlacementConfigs);
   // Established can precede discovery by a moment.
   await eventually(() => cppc.list({ limit: 1 }), { what: 'clusterpodplacementconfigs served' });
@@ -75,14 +69,7 @@ describe('ClusterPodPlacementConfig CRD', () => {
     expect(created.apiVersion).toBe('multiarch.openshift.io/v1beta1');
   });
 
-  it('serves v1alpha1 with the same singleton rule', async () => {
-    const created = await cppcAlpha.apply(cluster({ logVerbosity: 'Debug' }), applyOpts);
-    expect(created.apiVersion).toBe('multiarch.openshift.io/v1alpha1');
-    expect(created.spec?.['logVerbosity']).toBe('Debug');
-    expect(await refusal(cppcAlpha.create(cluster({}, 'other'), { dryRun: true }))).toContain(
-      "its name must be 'cluster'",
-    );
-  });
+  // v1alpha1 needs the operator's conversion webhook: see conversion.test.ts (private cluster).
 
   it('refuses any name but cluster', async () => {
     expect(await refusal(cppc.create(cluster({}, 'not-cluster'), { dryRun: true }))).toContain(

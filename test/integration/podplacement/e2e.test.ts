@@ -132,6 +132,20 @@ beforeAll(async () => {
     registryCaFiles: [registries.pub.caFile, registries.priv.caFile, registries.mirror.caFile],
   });
   await eventually(() => req('GET', cppcPath), { timeoutMs: 60_000, what: 'operator installed the CRDs' });
+  // The operator points the CRD's conversion webhook at itself; the API server swaps the resource's storage after
+  // such a change (requests in that moment get 503), so wait for it before the first write.
+  await eventually(
+    async () => {
+      const crd = await req<{ spec: { conversion?: { webhook?: { clientConfig?: { url?: string } } } } }>(
+        'GET',
+        '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clusterpodplacementconfigs.multiarch.openshift.io',
+      );
+      if (!crd.spec.conversion?.webhook?.clientConfig?.url?.startsWith(`https://127.0.0.1:${webhookPort}/`))
+        throw new Error('conversion webhook not pointing at the operator yet');
+      await req('GET', cppcPath);
+    },
+    { timeoutMs: 60_000, what: `the CRD conversion webhook configured (operator log: ${operator.logFile})` },
+  );
   await req('POST', cppcPath, {
     apiVersion: 'multiarch.openshift.io/v1beta1',
     kind: 'ClusterPodPlacementConfig',

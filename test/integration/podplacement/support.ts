@@ -1,7 +1,7 @@
 // Helpers for the pod placement end-to-end tests: the operator as a separate process (the real API server calls
 // its webhook over HTTPS), a local registry with known single- and multi-architecture images, and waits.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -185,6 +185,7 @@ export async function startTestRegistries(): Promise<TestRegistries> {
     },
     async stop() {
       await Promise.all([pub.stop(), priv.stop(), mirror.stop()]);
+      rmSync(root, { recursive: true, force: true });
     },
   };
 }
