@@ -6,7 +6,14 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startLocalRegistry } from '../devcluster/registry.js';
 import { multiPlatformImage, singleImage } from '../devcluster/registry-images.js';
-import { KubeClient, isAlreadyExists, type Logger } from '../runtime/index.js';
+import {
+  ApiStatusError,
+  KubeClient,
+  ResourceClient,
+  isAlreadyExists,
+  type KubeObject,
+  type Logger,
+} from '../runtime/index.js';
 import { ARCH_LABEL, EXCLUDE_NAMESPACE_LABEL, LABELS, MUTATING_WEBHOOK } from './constants.js';
 import { startPodPlacementOperator, type PodPlacementOperatorHandle } from './operator.js';
 
@@ -62,7 +69,7 @@ export function renderPlacementSummary(rows: readonly PlacementRow[]): string {
 }
 
 interface DemoPod {
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string };
   spec: {
     nodeName?: string;
     schedulingGates?: unknown[];
@@ -86,10 +93,19 @@ export async function runPodPlacementDemo(
   const demoNs = o.demoNamespace ?? 'podplacement-demo';
   const client = new KubeClient(o.kubeConfig);
   const ensure = async (p: string, body: unknown): Promise<void> => {
-    try {
-      await client.request({ method: 'POST', path: p, body });
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
+    // The API server answers 503 for a short while after a CRD's conversion webhook changes (the operator points
+    // it at itself on start); like any client, retry that for a bounded time.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        await client.request({ method: 'POST', path: p, body });
+        return;
+      } catch (err) {
+        if (isAlreadyExists(err)) return;
+        const unavailable = err instanceof ApiStatusError && err.statusCode === 503;
+        if (!unavailable || Date.now() > deadline || o.signal.aborted) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
     }
   };
 
@@ -189,13 +205,25 @@ export async function runPodPlacementDemo(
     },
   });
   log(`creating Deployments in namespace ${demoNs}`);
+  // Applied, not just created: on a reused cluster the demo registry has a new port, and the Deployments must
+  // follow it (their pods roll to the new image references).
+  const deployments = new ResourceClient<KubeObject>(client, {
+    group: 'apps',
+    version: 'v1',
+    plural: 'deployments',
+    kind: 'Deployment',
+    namespaced: true,
+  });
   for (const d of [
     deployment('web', 3, [images.web.ref]),
     deployment('legacy', 2, [images.legacy.ref]),
     deployment('analytics', 2, [images.analytics.ref]),
     deployment('tools-with-legacy-init', 1, [images.tools.ref], [images.legacy.ref]),
   ]) {
-    await ensure(`/apis/apps/v1/namespaces/${demoNs}/deployments`, d);
+    await deployments.apply(
+      { ...d, metadata: { ...d.metadata, namespace: demoNs } },
+      { fieldManager: 'tessera-podplacement-demo', force: true },
+    );
   }
 
   const nodes = await client.request<{
@@ -203,11 +231,16 @@ export async function runPodPlacementDemo(
   }>({ method: 'GET', path: '/api/v1/nodes' });
   const nodeArch = new Map(nodes.items.map((n) => [n.metadata.name, n.metadata.labels?.[ARCH_LABEL] ?? '?']));
   const archsByRef = new Map(Object.values(images).map((i) => [i.ref, i.archs]));
+  const imagesOf = (p: DemoPod): string[] =>
+    [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image);
+  // On a reused cluster, pods of an earlier run (older registry port) may still be terminating: leave them out.
+  const isCurrent = (p: DemoPod): boolean =>
+    !p.metadata.deletionTimestamp && imagesOf(p).every((r) => archsByRef.has(r));
   let pods: DemoPod[] = [];
   for (;;) {
     pods = (
       await client.request<{ items: DemoPod[] }>({ method: 'GET', path: `/api/v1/namespaces/${demoNs}/pods` })
-    ).items;
+    ).items.filter(isCurrent);
     if (pods.length >= 8 && pods.every((p) => p.spec.nodeName)) break;
     if (Date.now() > deadline) {
       log('some demo pods are not scheduled yet; the summary shows them as pending');
@@ -216,7 +249,7 @@ export async function runPodPlacementDemo(
     await new Promise((r) => setTimeout(r, 500));
   }
   const rows: PlacementRow[] = pods.map((p) => {
-    const refs = [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c) => c.image);
+    const refs = imagesOf(p);
     const supported = refs
       .map((r) => archsByRef.get(r) ?? [])
       .reduce((a, b) => a.filter((x) => b.includes(x)));
