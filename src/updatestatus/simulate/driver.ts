@@ -83,9 +83,16 @@ export async function runSimulation(options: SimulationOptions): Promise<void> {
   await installOpenShiftDevCrds(client);
 
   const nodes = new ResourceClient<KubeObject>(client, Nodes);
-  const names = (await nodes.list()).items
+  const listed = (await nodes.list()).items.filter((n) => n.metadata?.name);
+  const names = listed.map((n) => n.metadata?.name ?? '').sort();
+  // Nodes that already are control-plane nodes form the master pool; only a cluster without any gets some
+  // promoted (by name order), so the simulation never relabels a real worker of a cluster that has masters.
+  const labelled = listed
+    .filter((n) => {
+      const labels = n.metadata?.labels ?? {};
+      return 'node-role.kubernetes.io/control-plane' in labels || 'node-role.kubernetes.io/master' in labels;
+    })
     .map((n) => n.metadata?.name ?? '')
-    .filter(Boolean)
     .sort();
   if (names.length < 2) {
     throw new UpdateStatusError(
@@ -93,14 +100,17 @@ export async function runSimulation(options: SimulationOptions): Promise<void> {
       `the simulation needs at least 2 nodes, found ${names.length}; start the dev cluster with nodes`,
     );
   }
-  const masterCount = names.length >= 6 ? 3 : 1;
+  const masterNodes =
+    labelled.length > 0 && labelled.length < names.length
+      ? labelled
+      : names.slice(0, names.length >= 6 ? 3 : 1);
   const plan: SimulationPlan = {
     from,
     to: options.to,
     operators: DEFAULT_OPERATORS,
     degradedOperator: 'console',
-    masterNodes: names.slice(0, masterCount),
-    workerNodes: names.slice(masterCount),
+    masterNodes,
+    workerNodes: names.filter((n) => !masterNodes.includes(n)),
     startedAtSeconds: Math.floor(clock.now() / 1000),
     stepSeconds: options.stepSeconds ?? stepMs / 1000,
   };
