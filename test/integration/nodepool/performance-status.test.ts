@@ -21,7 +21,7 @@ import { decodeProfileStatus } from '../../../src/nodepool/status-codec.js';
 import { createStatusWriter } from '../../../src/nodepool/status-writer.js';
 import { runNodePoolDemo } from '../../../src/nodepool/demo.js';
 import { runNodePoolStatus } from '../../../src/nodepool/status-command.js';
-import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
+import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 
 const SUMMARY = 'PerformanceProfileAppliedSuccessfully';
 const PREFIX = 'performance.operator.openshift.io/';
@@ -93,12 +93,10 @@ describe('NodePool performance-profile status across a management and a hosted c
   const stop = new AbortController();
   let running: Promise<void>[] = [];
 
-  const lean = { nodes: 'none', scheduler: false, kwok: false, controllerManager: false } as const;
-
   beforeAll(async () => {
     [management, hostedCluster] = await Promise.all([
-      startTestCluster({ name: uniqueName('np-mgmt'), ...lean }),
-      startTestCluster({ name: uniqueName('np-hosted'), ...lean }),
+      startApiServerOnlyTestCluster(uniqueName('np-mgmt')),
+      startApiServerOnlyTestCluster(uniqueName('np-hosted')),
     ]);
     mgmtClient = new KubeClient(await management.kubeConfig());
     hostedClient = new KubeClient(await hostedCluster.kubeConfig());
@@ -354,7 +352,7 @@ describe('NodePool performance-profile status across a management and a hosted c
   });
 
   it('stops heartbeats and reports GettingTunedStatusFailed when the hosted API server goes away', async () => {
-    const gone = await startTestCluster({ name: uniqueName('np-gone'), ...lean });
+    const gone = await startApiServerOnlyTestCluster(uniqueName('np-gone'));
     const goneClient = new KubeClient(await gone.kubeConfig());
     const writerStop = new AbortController();
     const controllerStop = new AbortController();

@@ -13,7 +13,7 @@ import {
   type PodPlacementOperatorHandle,
 } from '../../../src/podplacement/operator.js';
 import { ApiStatusError, KubeClient, silentLogger } from '../../../src/runtime/index.js';
-import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
+import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 
 const opNs = 'pp-conversion-operator';
 const crdPath =
@@ -44,13 +44,7 @@ const plugins = {
 };
 
 beforeAll(async () => {
-  cluster = await startTestCluster({
-    name: uniqueName('pp-conversion'),
-    nodes: 'none',
-    scheduler: false,
-    kwok: false,
-    controllerManager: false,
-  });
+  cluster = await startApiServerOnlyTestCluster(uniqueName('pp-conversion'));
   client = new KubeClient(await cluster.kubeConfig());
   await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: opNs } } });
   operator = await startPodPlacementOperator({

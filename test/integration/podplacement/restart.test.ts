@@ -13,7 +13,7 @@ import {
   type PodPlacementOperatorHandle,
 } from '../../../src/podplacement/operator.js';
 import { KubeClient, isNotFound, silentLogger } from '../../../src/runtime/index.js';
-import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
+import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import { freePort, startOperatorProcess, type OperatorProcess } from './support.js';
 
 const opNs = 'pp-restart-operator';
@@ -35,13 +35,7 @@ async function webhookUrls(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  cluster = await startTestCluster({
-    name: uniqueName('pp-restart'),
-    nodes: 'none',
-    scheduler: false,
-    kwok: false,
-    controllerManager: false,
-  });
+  cluster = await startApiServerOnlyTestCluster(uniqueName('pp-restart'));
   client = new KubeClient(await cluster.kubeConfig());
   await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: opNs } } });
 }, 180_000);

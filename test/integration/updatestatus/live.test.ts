@@ -25,7 +25,7 @@ import {
 import type { UpdateStatus } from '../../../src/updatestatus/api/schema.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { sharedPath } from '../../support/fixtures.js';
-import { eventually, startTestCluster } from '../../support/cluster.js';
+import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 import { SharedInformerFactory } from '../../../src/runtime/cache/informer-factory.js';
 import { createUpdateStatusController } from '../../../src/updatestatus/controller.js';
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
@@ -73,13 +73,7 @@ describe.skipIf(!fixtures.path)(`upgrade status on a live cluster ${fixtures.ski
   beforeAll(async () => {
     // Only the API server: no kube-controller-manager, whose node lifecycle controller would mark these nodes
     // (which no kubelet renews) not ready after ~40 s, changing the controller's inputs in the middle of a test.
-    cluster = await startTestCluster({
-      name: 'updatestatus-live',
-      nodes: 'none',
-      controllerManager: false,
-      scheduler: false,
-      kwok: false,
-    });
+    cluster = await startApiServerOnlyTestCluster('updatestatus-live');
     const client = new KubeClient(await cluster.kubeConfig());
     try {
       await installOpenShiftDevCrds(client);
