@@ -92,4 +92,24 @@ describe('GatingWebhook', () => {
     expect(JSON.stringify(result.patch)).not.toContain('schedulingGates');
     expect(JSON.stringify(result.patch)).toContain('not-set');
   });
+
+  it('never denies: a failing lookup admits the pod unchanged and is logged and counted', async () => {
+    const registry = new Registry();
+    const errors: string[] = [];
+    const logger = { ...silentLogger, error: (_obj: object, msg?: string) => void errors.push(msg ?? '') };
+    const hook = new GatingWebhook({
+      clusterConfig: () => clusterConfig(),
+      podPlacementConfigs: () => {
+        throw new Error('index missing');
+      },
+      operatorNamespace: 'op',
+      clock: new FakeClock(),
+      logger,
+      metrics: new PodPlacementMetrics(registry),
+    });
+    expect(hook.failurePolicy).toBe('Ignore');
+    expect(hook.handle(review(pod('x', 'apps').withImages('r/a:1').build()))).toEqual({ allowed: true });
+    expect(errors).toEqual(['gating webhook failed; pod admitted unchanged (not gated)']);
+    expect(await registry.metrics()).toContain('tessera_podplacement_webhook_errors_total 1');
+  });
 });

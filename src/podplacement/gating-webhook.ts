@@ -1,7 +1,9 @@
 // The mutating admission handler for pods (path /add-pod-scheduling-gate): applies decideAdmission() to the pod
 // under admission and answers with its JSON patch. Never denies: any problem (no cluster config yet, a malformed
-// object) admits the pod unchanged, matching failurePolicy Ignore. Reads configs from caches only, so it answers
-// in microseconds and never calls the API server on the admission path.
+// object, a bug that throws) admits the pod unchanged, matching failurePolicy Ignore, and a thrown error is logged
+// and counted (tessera_podplacement_webhook_errors_total). failurePolicy 'Ignore' also tells the webhook server to
+// admit unchanged if this handler ever misses its time budget. Reads configs from caches only, so it answers in
+// microseconds and never calls the API server on the admission path.
 import type { Operation } from 'fast-json-patch';
 import type { AdmissionHandler, AdmissionRequest, AdmissionResult } from '../runtime/index.js';
 import type { Clock } from '../runtime/index.js';
@@ -25,35 +27,53 @@ function isPod(v: unknown): v is Pod {
 }
 
 export class GatingWebhook implements AdmissionHandler {
+  /** Gating is an optimisation, never a gate on admission: a failure admits the pod as it came. */
+  readonly failurePolicy = 'Ignore' as const;
+
   constructor(private readonly o: GatingWebhookOptions) {}
 
   handle(request: AdmissionRequest): AdmissionResult {
     const started = this.o.clock.now();
     try {
-      this.o.metrics?.webhookPodsProcessed.inc();
-      const cluster = this.o.clusterConfig();
-      if (request.operation !== 'CREATE' || request.resource.resource !== 'pods' || request.subResource) {
-        return { allowed: true };
-      }
-      if (!cluster || cluster.metadata.deletionTimestamp || !isPod(request.object)) return { allowed: true };
-      const namespace = request.namespace ?? request.object.metadata?.namespace ?? '';
-      const decision = decideAdmission(request.object, {
-        namespace,
-        operatorNamespace: this.o.operatorNamespace,
-        clusterConfig: cluster,
-        podPlacementConfigs: this.o.podPlacementConfigs(namespace),
-      });
-      if (decision.gate) {
-        this.o.metrics?.webhookPodsGated.inc();
-        this.o.metrics?.podsGated.inc();
-      } else {
-        this.o.logger.trace({ namespace, reason: decision.ignoreReason }, 'pod not gated');
-      }
-      const result: AdmissionResult = { allowed: true };
-      if (decision.patch.length > 0) result.patch = decision.patch as Operation[];
-      return result;
+      return this.decide(request);
+    } catch (err) {
+      this.o.metrics?.webhookErrors.inc();
+      this.o.logger.error(
+        {
+          uid: request.uid,
+          namespace: request.namespace,
+          err: err instanceof Error ? err.message : String(err),
+        },
+        'gating webhook failed; pod admitted unchanged (not gated)',
+      );
+      return { allowed: true };
     } finally {
       this.o.metrics?.webhookResponseTime.observe((this.o.clock.now() - started) / 1000);
     }
+  }
+
+  private decide(request: AdmissionRequest): AdmissionResult {
+    this.o.metrics?.webhookPodsProcessed.inc();
+    const cluster = this.o.clusterConfig();
+    if (request.operation !== 'CREATE' || request.resource.resource !== 'pods' || request.subResource) {
+      return { allowed: true };
+    }
+    if (!cluster || cluster.metadata.deletionTimestamp || !isPod(request.object)) return { allowed: true };
+    const namespace = request.namespace ?? request.object.metadata?.namespace ?? '';
+    const decision = decideAdmission(request.object, {
+      namespace,
+      operatorNamespace: this.o.operatorNamespace,
+      clusterConfig: cluster,
+      podPlacementConfigs: this.o.podPlacementConfigs(namespace),
+    });
+    if (decision.gate) {
+      this.o.metrics?.webhookPodsGated.inc();
+      this.o.metrics?.podsGated.inc();
+    } else {
+      this.o.logger.trace({ namespace, reason: decision.ignoreReason }, 'pod not gated');
+    }
+    const result: AdmissionResult = { allowed: true };
+    if (decision.patch.length > 0) result.patch = decision.patch as Operation[];
+    return result;
   }
 }

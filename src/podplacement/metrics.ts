@@ -21,6 +21,8 @@ export class PodPlacementMetrics {
   readonly podsGated: Gauge;
   /** Tessera extra (not in the reference): pod writes (PATCH) by the reconciler, to check "one write per pod". */
   readonly podWrites: Counter;
+  /** Tessera extra: gating webhook failures, each answered by admitting the pod unchanged (it never denies). */
+  readonly webhookErrors: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -67,6 +69,11 @@ export class PodPlacementMetrics {
       'Response time of the gating webhook',
     );
     this.podsGated = new Gauge({ name: 'mto_ppo_pods_gated', help: 'Pods currently gated', registers });
+    this.webhookErrors = new Counter({
+      name: 'tessera_podplacement_webhook_errors_total',
+      help: 'Gating webhook requests that failed internally; each pod was admitted unchanged (not gated)',
+      registers,
+    });
     this.podWrites = new Counter({
       name: 'tessera_podplacement_pod_writes_total',
       help: 'Pod writes (merge patches) sent by the pod placement reconciler',

@@ -205,9 +205,17 @@ export {
   type AdmissionResult,
   type AdmissionOperation,
   type GroupVersionKind,
+  type HandlerFailurePolicy,
   type GroupVersionResource,
 } from './webhook/admission.js';
-export { WebhookServer, type WebhookServerOptions } from './webhook/server.js';
+export {
+  WebhookServer,
+  WEBHOOK_BUDGET_DEFAULTS,
+  API_SERVER_WEBHOOK_TIMEOUT_SECONDS,
+  handlerBudgetMs,
+  type WebhookServerOptions,
+  type WebhookRefusalReason,
+} from './webhook/server.js';
 export {
   generateDevCertificate,
   type DevCertificate,

@@ -39,8 +39,12 @@ export interface ManagerOptions {
     | (Partial<Omit<LeaderElectionOptions, 'client' | 'callbacks' | 'clock' | 'logger'>> & {
         leaseNamespace: string;
       });
-  /** Probe/metrics server; false disables it. Default: { host: '0.0.0.0', port: 8081 }. */
-  probes?: false | { host?: string; port?: number };
+  /**
+   * Probe/metrics server; false disables it. Default: { host: '0.0.0.0', port: 8081 }. PUT /debug/loglevel is served
+   * only on loopback: on `host` itself when it is loopback, else on 127.0.0.1:`debugPort` (default 8082, a free port
+   * when `port` is 0; false: none). See probe-server.ts for why.
+   */
+  probes?: false | { host?: string; port?: number; debugPort?: number | false };
   /** Informer tuning (namespace, resync, watchdog...). */
   informers?: Omit<SharedInformerFactoryOptions, 'client' | 'clock' | 'logger'>;
   /** Initial log level. Default: $TESSERA_LOG_LEVEL or 'info'. */
@@ -96,6 +100,8 @@ export class Manager {
         getLogLevel: () => this.getLogLevel(),
         setLogLevel: (level) => this.setLogLevel(level),
       });
+        debugPort: options.probes?.debugPort,
+        logger: this.logger,
       this.probes.addHealthCheck('ping', () => true);
       this.probes.addReadyCheck(
         'informers-synced',
@@ -156,18 +162,24 @@ export class Manager {
   getLogLevel(): LogLevel {
     const level = (this.logger as LeveledLogger).level;
     return level && isLogLevel(level) ? level : this.initialLevel;
+  /** Bound port of the loopback-only listener that accepts log level changes (0 when there is none). */
+  debugPort(): number {
+    return this.probes?.debugPort() ?? 0;
+  }
+
   }
 
   /** Changes verbosity at run time (pino loggers). */
   setLogLevel(level: LogLevel): void {
     const logger = this.logger as LeveledLogger;
     if ('level' in logger) logger.level = level;
-    this.logger.info({ level }, 'log level changed');
   }
 
   /**
    * Runs until `signal` aborts (or SIGTERM/SIGINT), then shuts down gracefully. Rejects if a runnable failed or
    * leadership was lost.
+    // Logged before the change (and at warn), so even a switch to 'silent' leaves a trace.
+    this.logger.warn({ from: this.getLogLevel(), to: level }, 'log level changed');
    */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.started)
@@ -202,7 +214,7 @@ export class Manager {
 
     try {
       await this.probes?.listen();
-      this.logger.info({ probePort: this.probePort() }, 'manager starting');
+      this.logger.info({ probePort: this.probePort(), debugPort: this.debugPort() }, 'manager starting');
       startAll(
         [this.informers, ...this.runnables.filter((r) => !r.needsLeaderElection)],
         caches.signal,

@@ -1,10 +1,20 @@
 // Plain-HTTP endpoints for the kubelet and Prometheus: /healthz and /readyz (200 "ok" or 500 listing the failing
-// checks; `?verbose` lists all), /metrics (prom-client text format), and /debug/loglevel (GET current level, PUT a
-// new one) so verbosity can be raised on a live process. Checks are synchronous and must be cheap.
+// checks; `?verbose` lists all), /metrics (prom-client text format), and /debug/loglevel (GET the current level;
+// PUT a new one, so verbosity can be raised on a live process). Checks are synchronous and must be cheap.
+//
+// Why changing the level is served on loopback only: the probe port has no authentication and is usually bound to
+// every interface and exposed by a Service, so anyone who can reach the pod could silence its logs (PUT silent)
+// and hide what they do next. Reading probes and metrics is harmless; changing state is not. So PUT is answered
+// only by a listener bound to a loopback address: the main listener itself when `host` is loopback, otherwise a
+// second listener on 127.0.0.1:`debugPort`. Only processes inside the pod's network namespace reach it, i.e.
+// someone allowed to `kubectl exec` or `kubectl port-forward` the pod, which the API server authorizes. The
+// loopback address is decided by where the listener is bound, not by the caller's address: a proxy sidecar
+// (Istio) forwards outside traffic from a loopback source address, so checking the source would let it in.
+// Every listener bounds its connections and enforces its header/request timeouts within about a second.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { isLogLevel, type LogLevel } from './logging.js';
+import { LOG_LEVELS, isLogLevel, silentLogger, type LogLevel, type Logger } from './logging.js';
 
 export type Check = () => true | string;
 
@@ -13,17 +23,51 @@ export interface ProbeServerOptions {
   host?: string;
   /** Default: 8081; 0 picks a free port. */
   port?: number;
+  /**
+   * Port of the loopback-only listener (127.0.0.1) that accepts PUT /debug/loglevel when `host` is not loopback.
+   * Default: 8082, or a free port when `port` is 0; false: none (the level then changes by SIGUSR2 or a restart).
+   */
+  debugPort?: number | false;
   registry: Registry;
   getLogLevel: () => LogLevel;
   setLogLevel: (level: LogLevel) => void;
+  logger?: Logger;
+}
+
+/** Budgets of every probe listener: kubelet and Prometheus send small requests on few connections. */
+const PROBE_LIMITS = {
+  maxConnections: 512,
+  maxHeadersCount: 64,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  /** Node checks the two timeouts above only this often (its default is 30 s). */
+  timeoutCheckIntervalMs: 1_000,
+  /** The longest level name is 6 bytes; anything much longer is not a level. */
+  maxLevelBodyBytes: 64,
+} as const;
+
+/** True for addresses only reachable from inside the host's (pod's) network namespace. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+interface Listener {
+  server: http.Server;
+  /** Bound to a loopback address: may change state. */
+  loopback: boolean;
 }
 
 export class ProbeServer {
   private readonly health = new Map<string, Check>();
   private readonly ready = new Map<string, Check>();
-  private server: http.Server | undefined;
+  private readonly logger: Logger;
+  private main: Listener | undefined;
+  private debug: Listener | undefined;
 
-  constructor(private readonly options: ProbeServerOptions) {}
+  constructor(private readonly options: ProbeServerOptions) {
+    this.logger = (options.logger ?? silentLogger).child({ component: 'probes' });
+  }
 
   addHealthCheck(name: string, check: Check): void {
     this.health.set(name, check);
@@ -34,32 +78,76 @@ export class ProbeServer {
 
   /** The bound port (after listen()). */
   port(): number {
-    const addr = this.server?.address();
-    return addr && typeof addr === 'object' ? (addr as AddressInfo).port : 0;
+    return boundPort(this.main?.server);
+  }
+
+  /** Port of the loopback debug listener (0 when there is none). */
+  debugPort(): number {
+    return boundPort(this.debug?.server);
   }
 
   async listen(): Promise<void> {
-    const server = http.createServer((req, res) => void this.handle(req, res));
-    server.headersTimeout = 10_000;
-    server.requestTimeout = 30_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port ?? 8081, this.options.host ?? '0.0.0.0', () => resolve());
-    });
-    this.server = server;
+    const host = this.options.host ?? '0.0.0.0';
+    const port = this.options.port ?? 8081;
+    const loopback = isLoopbackHost(host);
+    this.main = { server: await this.bind(host, port, loopback), loopback };
+    if (loopback || this.options.debugPort === false) return;
+    const debugPort = this.options.debugPort ?? (port === 0 ? 0 : 8082);
+    try {
+      this.debug = { server: await this.bind('127.0.0.1', debugPort, true), loopback: true };
+    } catch (err) {
+      // A convenience, not a reason to fail the process: the level still changes with SIGUSR2 or a restart.
+      this.logger.warn(
+        { port: debugPort, err: err instanceof Error ? err.message : String(err) },
+        'cannot open the loopback debug listener; PUT /debug/loglevel is unavailable (SIGUSR2 still toggles debug)',
+      );
+    }
   }
 
   async close(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    if (!server) return;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    const listeners = [this.main, this.debug];
+    this.main = undefined;
+    this.debug = undefined;
+    await Promise.all(
+      listeners.map(
+        (l) =>
+          l &&
+          new Promise<void>((resolve) => {
+            l.server.close(() => resolve());
+            l.server.closeAllConnections();
+          }),
+      ),
+    );
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  private async bind(host: string, port: number, loopback: boolean): Promise<http.Server> {
+    const server = http.createServer(
+      {
+        headersTimeout: PROBE_LIMITS.headersTimeoutMs,
+        requestTimeout: PROBE_LIMITS.requestTimeoutMs,
+        connectionsCheckingInterval: PROBE_LIMITS.timeoutCheckIntervalMs,
+      },
+      (req, res) => {
+        this.handle(req, res, loopback).catch(() => res.destroy());
+      },
+    );
+    server.maxConnections = PROBE_LIMITS.maxConnections;
+    server.maxHeadersCount = PROBE_LIMITS.maxHeadersCount;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return server;
+  }
+
+  private async handle(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    loopback: boolean,
+  ): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://probe');
     try {
       if (url.pathname === '/healthz' || url.pathname === '/livez')
@@ -71,7 +159,7 @@ export class ProbeServer {
         res.end(body);
         return;
       }
-      if (url.pathname === '/debug/loglevel') return await this.logLevel(req, res);
+      if (url.pathname === '/debug/loglevel') return await this.logLevel(req, res, loopback);
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     } catch (err) {
       res
@@ -103,24 +191,71 @@ export class ProbeServer {
       .end(`${lines.join('\n')}\n`);
   }
 
-  private async logLevel(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (req.method === 'PUT' || req.method === 'POST') {
-      let body = '';
-      for await (const chunk of req) {
-        body += String(chunk);
-        if (body.length > 64) break;
-      }
-      const level = body.trim();
-      if (!isLogLevel(level)) {
-        res
-          .writeHead(400, { 'content-type': 'text/plain' })
-          .end(
-            `unknown level "${level.slice(0, 20)}"; use fatal, error, warn, info, debug, trace or silent\n`,
-          );
-        return;
-      }
-      this.options.setLogLevel(level);
+  private async logLevel(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    loopback: boolean,
+  ): Promise<void> {
+    const text = (status: number, body: string, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers }).end(`${body}\n`);
+    };
+    if (req.method === 'GET' || req.method === 'HEAD') return text(200, this.options.getLogLevel());
+    if (req.method !== 'PUT' && req.method !== 'POST')
+      return text(405, `method ${req.method ?? ''} not allowed; use GET or PUT`, { allow: 'GET, PUT' });
+    if (!loopback) {
+      this.logger.warn(
+        { remote: req.socket.remoteAddress },
+        'refused a log level change from the network; it is served on the loopback debug listener only',
+      );
+      const port = this.debugPort();
+      return text(
+        403,
+        port
+          ? `changing the log level is served on 127.0.0.1:${port} only: kubectl port-forward the pod to ${port} and PUT there, or send SIGUSR2 to toggle debug`
+          : 'changing the log level is not served on this address: send SIGUSR2 to toggle debug, or restart with another level',
+        { connection: 'close' },
+      );
     }
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(`${this.options.getLogLevel()}\n`);
+    const body = await readSmallBody(req, PROBE_LIMITS.maxLevelBodyBytes);
+    if (body === undefined)
+      return text(413, `body over ${PROBE_LIMITS.maxLevelBodyBytes} bytes; send just the level name`, {
+        connection: 'close',
+      });
+    const level = body.trim();
+    if (!isLogLevel(level))
+      return text(400, `unknown level "${level.slice(0, 20)}"; use ${LOG_LEVELS.join(', ')}`);
+    this.options.setLogLevel(level);
+    return text(200, this.options.getLogLevel());
   }
+}
+
+function boundPort(server: http.Server | undefined): number {
+  const addr = server?.address();
+  return addr && typeof addr === 'object' ? (addr as AddressInfo).port : 0;
+}
+
+/** The body as text, or undefined once it exceeds `limit` bytes (reading stops there; nothing more is kept). */
+function readSmallBody(req: http.IncomingMessage, limit: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (value: string | undefined): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.pause();
+        done(undefined);
+      } else chunks.push(chunk);
+    };
+    const onEnd = (): void => done(Buffer.concat(chunks).toString('utf8'));
+    const onClose = (): void => done(undefined);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('close', onClose);
+  });
 }

@@ -57,9 +57,18 @@ export interface AdmissionResult {
   auditAnnotations?: Record<string, string>;
 }
 
+/**
+ * What the server answers for a handler that throws or misses its time budget, named after the webhook
+ * configuration's failurePolicy: 'Fail' denies (allowed=false, code 500, the reason in the message); 'Ignore'
+ * admits the object unchanged (allowed=true, no patch). Either way the failure is logged and counted.
+ */
+export type HandlerFailurePolicy = 'Fail' | 'Ignore';
+
 export interface AdmissionHandler {
-  /** Decides on one request; `signal` aborts when the request times out. Throwing yields an `errored(500)`. */
+  /** Decides on one request; `signal` aborts when the handler's time budget runs out. */
   handle(request: AdmissionRequest, signal: AbortSignal): Promise<AdmissionResult> | AdmissionResult;
+  /** Default: 'Fail'. Mutating webhooks that must never block admission say 'Ignore'. */
+  readonly failurePolicy?: HandlerFailurePolicy;
 }
 
 export function allowed(message?: string): AdmissionResult {

@@ -1,16 +1,30 @@
 // HTTPS server for admission and CRD conversion webhooks (TLS 1.2+). Each registered path serves one
 // AdmissionHandler or one Converter (ConversionReview v1, see ./conversion.ts).
-// Guarantees: a request is answered, never crashes the process: a malformed or non-v1 review gets 400 (and a warn
-// log line), a body over maxRequestBytes gets 413, a wrong method 405, a wrong content type 415, an unknown path
-// 404; a handler that throws or exceeds handlerTimeoutMs yields an AdmissionReview with allowed=false and code 500,
-// a converter that throws a ConversionReview with result Failure (converters are synchronous and pure).
-// Slow clients are cut off by headers/request timeouts. Certificates come from files (reloaded on change) or are
-// generated for development (`caBundle()` then returns the CA for the webhook configuration). If start() fails
-// (unusable certificate, port taken), ready() rejects with the same error and nothing is left running; after a
-// clean stop no timer or watcher keeps the process alive.
+// The port is reachable by anything that can reach the pod (the API server presents no client certificate), so
+// every caller is treated as hostile and each input has a budget, enforced before the step it protects:
+// - connections: at most maxConnections at once (more are dropped on accept); a TLS handshake must finish within
+//   tlsHandshakeTimeoutMs, headers within headersTimeoutMs, the whole request within requestTimeoutMs. Node
+//   checks the last two only every connectionsCheckingInterval (30 s by default), so it is set to 1 s here;
+// - headers: maxHeadersCount headers, maxHeaderBytes bytes;
+// - body: counted as it arrives (chunked or not) and refused with 413 past maxRequestBytes; never buffered beyond;
+// - JSON shape: nesting depth (maxJsonDepth) and value count (maxJsonValues) are measured by a linear scan of the
+//   bytes as they arrive (./json-budget.ts), so JSON.parse only ever sees shallow, bounded documents (400);
+// - memory across requests: requests being read or decided at once may hold at most maxInFlightBytes of estimated
+//   memory (2 x body bytes + 64 bytes per JSON value); a request that would exceed it gets 503;
+// - time: a handler has handlerTimeoutMs from the request's arrival, kept well under the API server's
+//   timeoutSeconds (see handlerBudgetMs) so the caller reads this server's explanation, not a bare timeout.
+// Other guarantees: a request is answered, never crashes the process: a malformed or non-v1 review gets 400 (and a
+// warn log line), a wrong method 405, a wrong content type 415, an unknown path 404; a handler that throws or misses
+// its budget is answered by its failurePolicy ('Fail': allowed=false with code 500; 'Ignore': allowed=true,
+// unchanged), a converter that throws a ConversionReview with result Failure (converters are synchronous and pure).
+// Every refusal is logged and counted (stats(), and Prometheus when a registry is given). Certificates come from
+// files (reloaded on change) or are generated for development (`caBundle()` then returns the CA for the webhook
+// configuration). If start() fails (unusable certificate, port taken), ready() rejects with the same error and
+// nothing is left running; after a clean stop no timer or watcher keeps the process alive.
 import https from 'node:https';
 import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { Counter, type Registry } from 'prom-client';
 import { realClock, type Clock, type Timer } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
@@ -31,6 +45,48 @@ import {
   type Converter,
 } from './conversion.js';
 import { generateDevCertificate, type DevCertificateOptions } from './dev-certificate.js';
+import { JsonShapeScanner } from './json-budget.js';
+
+/** The API server's default webhook timeoutSeconds, and the one Tessera's webhook configurations set. */
+export const API_SERVER_WEBHOOK_TIMEOUT_SECONDS = 10;
+
+/**
+ * The handler budget (ms) for a webhook configured with `timeoutSeconds`: 70 % of it. The rest covers reading the
+ * request, TLS and the network, so the API server receives this server's answer (which names the handler and its
+ * budget) instead of giving up itself with a bare "context deadline exceeded".
+ */
+export function handlerBudgetMs(timeoutSeconds: number): number {
+  return Math.floor(timeoutSeconds * 700);
+}
+
+/** Longest a refused request's remaining body is read and discarded before the connection is closed (ms). */
+const REFUSAL_DRAIN_MS = 1_000;
+
+/** Estimated heap bytes one decoded JSON value costs (V8: an empty object is ~56 bytes, a property ~74). */
+const BYTES_PER_JSON_VALUE = 64;
+
+/** Defaults of every budget (see WebhookServerOptions). */
+export const WEBHOOK_BUDGET_DEFAULTS = {
+  /** The API server sends objects of at most ~3 MiB; an UPDATE review carries object and oldObject. */
+  maxRequestBytes: 7 * 1024 * 1024,
+  /** Kubernetes objects nest about 10-20 levels (managedFields included). */
+  maxJsonDepth: 64,
+  /** A large pod is a few thousand values; this also fits a ConversionReview of ~4,000 small custom resources. */
+  maxJsonValues: 250_000,
+  /** Estimated memory of all requests in flight; one maximal request (~30 MiB estimated) always fits. */
+  maxInFlightBytes: 48 * 1024 * 1024,
+  /** Each TLS connection costs ~70 KB; 256 bound that to ~18 MB. */
+  maxConnections: 256,
+  maxHeadersCount: 64,
+  maxHeaderBytes: 16 * 1024,
+  tlsHandshakeTimeoutMs: 5_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 15_000,
+  keepAliveTimeoutMs: 5_000,
+  handlerTimeoutMs: handlerBudgetMs(API_SERVER_WEBHOOK_TIMEOUT_SECONDS),
+  /** How often Node checks headersTimeout/requestTimeout (its default, 30 s, lets slow clients stay ~30 s). */
+  timeoutCheckIntervalMs: 1_000,
+} as const;
 
 export interface WebhookServerOptions {
   /** Default: '0.0.0.0'. */
@@ -44,26 +100,102 @@ export interface WebhookServerOptions {
   devCertificate?: DevCertificateOptions;
   /** File check interval (ms). Default: 10,000. */
   certPollIntervalMs?: number;
-  /** Largest accepted request body (bytes). Default: 7 MiB (kube-apiserver sends at most ~3 MiB objects). */
+  /** Largest accepted request body (bytes), counted as it arrives. Default: 7 MiB. */
   maxRequestBytes?: number;
+  /** Deepest JSON nesting accepted in a body. Default: 64. */
+  maxJsonDepth?: number;
+  /** Most JSON values accepted in a body (objects/arrays + separators + 1). Default: 250,000. */
+  maxJsonValues?: number;
+  /** Estimated memory all requests in flight may hold together (bytes). Default: 48 MiB. */
+  maxInFlightBytes?: number;
+  /** Most open connections; further ones are dropped when accepted. Default: 256. */
+  maxConnections?: number;
+  /** Most request headers read. Default: 64. */
+  maxHeadersCount?: number;
+  /** Largest request head (bytes). Default: 16 KiB. */
+  maxHeaderBytes?: number;
+  /** Time a connection may take to complete its TLS handshake (ms). Default: 5,000. */
+  tlsHandshakeTimeoutMs?: number;
   /** Time to receive request headers (ms). Default: 10,000. */
   headersTimeoutMs?: number;
   /** Time to receive the whole request (ms). Default: 15,000. */
   requestTimeoutMs?: number;
-  /** Time a handler may take before the request is answered as failed (ms). Default: 10,000 (the API server's default timeoutSeconds). */
+  /** Time an idle keep-alive connection stays open (ms). Default: 5,000. */
+  keepAliveTimeoutMs?: number;
+  /** How often header/request timeouts are checked (ms). Default: 1,000. */
+  timeoutCheckIntervalMs?: number;
+  /**
+   * Time a handler may take, from the request's arrival, before its failurePolicy answers for it (ms).
+   * Default: handlerBudgetMs(10) = 7,000, under the API server's timeoutSeconds of 10. Pass
+   * handlerBudgetMs(timeoutSeconds) when the webhook configurations set another timeout.
+   */
   handlerTimeoutMs?: number;
+  /** Where refusals are counted (tessera_webhook_refusals_total). Default: none (stats() only). */
+  registry?: Registry;
   clock?: Clock;
   logger?: Logger;
 }
 
+/** Why a request was not answered by its handler's own decision (the `reason` label of the refusal counter). */
+export type WebhookRefusalReason =
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'unsupported_media_type'
+  | 'body_too_large'
+  | 'json_too_deep'
+  | 'json_too_many_values'
+  | 'busy'
+  | 'bad_request'
+  | 'client_gone'
+  | 'handler_error'
+  | 'handler_timeout'
+  | 'connection_limit'
+  | 'tls_error'
+  | 'client_error'
+  | 'internal';
+
 class HttpError extends Error {
   constructor(
     readonly status: number,
+    readonly reason: WebhookRefusalReason,
     message: string,
   ) {
     super(message);
   }
 }
+
+/** The client hung up or the connection failed before the body was complete: nobody is left to answer. */
+class ClientGoneError extends Error {}
+
+/** Memory held by requests in flight, in the estimate's units (see WEBHOOK_BUDGET_DEFAULTS.maxInFlightBytes). */
+class InFlightBudget {
+  private used = 0;
+  constructor(readonly limit: number) {}
+
+  /** A reservation of one request, grown as its body arrives and released once answered. */
+  reserve(): { grow(to: number): boolean; release(): void } {
+    let held = 0;
+    return {
+      grow: (to) => {
+        if (to <= held) return true;
+        if (this.used + (to - held) > this.limit) return false;
+        this.used += to - held;
+        held = to;
+        return true;
+      },
+      release: () => {
+        this.used -= held;
+        held = 0;
+      },
+    };
+  }
+
+  inUse(): number {
+    return this.used;
+  }
+}
+
+const REFUSALS_METRIC = 'tessera_webhook_refusals_total';
 
 export class WebhookServer implements Runnable {
   readonly name = 'webhook';
@@ -72,6 +204,9 @@ export class WebhookServer implements Runnable {
   private readonly converters = new Map<string, Converter>();
   private readonly clock: Clock;
   private readonly logger: Logger;
+  private readonly inFlight: InFlightBudget;
+  private readonly refusals = new Map<WebhookRefusalReason, number>();
+  private readonly refusalCounter: Counter<'reason'> | undefined;
   private server: https.Server | undefined;
   /** Set once stop begins: answers then close their connection instead of keeping it alive. */
   private stopping = false;
@@ -88,8 +223,28 @@ export class WebhookServer implements Runnable {
       throw new InvalidArgumentError('certFile/keyFile', 'give both files');
     if (hasFiles === Boolean(options.devCertificate))
       throw new InvalidArgumentError('certFile', 'give either certFile+keyFile or devCertificate');
+    for (const key of Object.keys(WEBHOOK_BUDGET_DEFAULTS) as (keyof typeof WEBHOOK_BUDGET_DEFAULTS)[]) {
+      const value = options[key];
+      if (value !== undefined && !(Number.isInteger(value) && value > 0))
+        throw new InvalidArgumentError(key, `must be a positive integer, got ${String(value)}`);
+    }
+    if (this.budget('headersTimeoutMs') > this.budget('requestTimeoutMs'))
+      throw new InvalidArgumentError('headersTimeoutMs', 'must not exceed requestTimeoutMs');
     this.clock = options.clock ?? realClock;
     this.logger = (options.logger ?? silentLogger).child({ component: 'webhook' });
+    this.inFlight = new InFlightBudget(this.budget('maxInFlightBytes'));
+    if (options.registry) {
+      // Several servers may share one registry (tests, a process serving two ports): one counter for all.
+      const existing = options.registry.getSingleMetric(REFUSALS_METRIC);
+      this.refusalCounter =
+        (existing as Counter<'reason'> | undefined) ??
+        new Counter({
+          name: REFUSALS_METRIC,
+          help: 'Webhook requests not answered by a handler decision (budget exceeded, malformed, handler failure), by reason',
+          labelNames: ['reason'],
+          registers: [options.registry],
+        });
+    }
     this.listening = new Promise((resolve, reject) => {
       this.resolveListening = resolve;
       this.rejectListening = reject;
@@ -129,6 +284,18 @@ export class WebhookServer implements Runnable {
     return this.ca;
   }
 
+  /** Refusals so far by reason, and the estimated memory requests in flight hold now. */
+  stats(): { refusals: Readonly<Partial<Record<WebhookRefusalReason, number>>>; inFlightBytes: number } {
+    return { refusals: Object.fromEntries(this.refusals), inFlightBytes: this.inFlight.inUse() };
+  }
+
+  /** Connections open now (0 when not listening). */
+  openConnections(): Promise<number> {
+    const server = this.server;
+    if (!server) return Promise.resolve(0);
+    return new Promise((resolve) => server.getConnections((err, count) => resolve(err ? 0 : count)));
+  }
+
   async start(signal: AbortSignal): Promise<void> {
     let server: https.Server;
     try {
@@ -165,18 +332,62 @@ export class WebhookServer implements Runnable {
     this.logger.info({}, 'webhook server stopped');
   }
 
+  private budget<K extends keyof typeof WEBHOOK_BUDGET_DEFAULTS>(key: K): number {
+    return this.options[key] ?? WEBHOOK_BUDGET_DEFAULTS[key];
+  }
+
+  private count(reason: WebhookRefusalReason): void {
+    this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1);
+    this.refusalCounter?.inc({ reason });
+  }
+
   /** Loads the certificate and binds the port; on failure the caller cleans up. */
   private async listen(): Promise<https.Server> {
     const pair = await this.initialKeyPair();
     const server = https.createServer(
-      { cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' },
-      (req, res) => void this.serve(req, res),
+      {
+        cert: pair.certPem,
+        key: pair.keyPem,
+        minVersion: 'TLSv1.2',
+        handshakeTimeout: this.budget('tlsHandshakeTimeoutMs'),
+        headersTimeout: this.budget('headersTimeoutMs'),
+        requestTimeout: this.budget('requestTimeoutMs'),
+        keepAliveTimeout: this.budget('keepAliveTimeoutMs'),
+        connectionsCheckingInterval: this.budget('timeoutCheckIntervalMs'),
+        maxHeaderSize: this.budget('maxHeaderBytes'),
+      },
+      (req, res) => {
+        // serve() answers every error itself; this catches only a bug in that path, which must not become an
+        // unhandled rejection (Node exits on those).
+        this.serve(req, res).catch((err: unknown) => this.lastResort(req, res, err));
+      },
     );
-    server.headersTimeout = this.options.headersTimeoutMs ?? 10_000;
-    server.requestTimeout = this.options.requestTimeoutMs ?? 15_000;
-    server.on('tlsClientError', (err) => this.logger.debug({ err: err.message }, 'TLS handshake failed'));
-    server.on('clientError', (err, socket) => {
-      this.logger.debug({ err: err.message }, 'bad HTTP request');
+    server.maxConnections = this.budget('maxConnections');
+    server.maxHeadersCount = this.budget('maxHeadersCount');
+    server.on('drop', (data?: { remoteAddress?: string }) => {
+      this.count('connection_limit');
+      this.logger.debug(
+        { remote: data?.remoteAddress, maxConnections: server.maxConnections },
+        'connection dropped: too many open connections',
+      );
+    });
+    server.on('tlsClientError', (err) => {
+      // Includes connections cut by tlsHandshakeTimeoutMs.
+      this.count('tls_error');
+      this.logger.debug({ err: err.message }, 'TLS handshake failed');
+    });
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      this.count('client_error');
+      this.logger.debug({ err: err.message, code: err.code }, 'bad HTTP request');
+      // Mirror Node's default answers (it only replies on a connection that has not started a response).
+      const status =
+        err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? '408 Request Timeout'
+          : err.code === 'HPE_HEADER_OVERFLOW'
+            ? '431 Request Header Fields Too Large'
+            : '400 Bad Request';
+      if (socket.writable && !(socket as Socket & { _httpMessage?: unknown })._httpMessage)
+        socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       socket.destroy();
     });
     this.server = server;
@@ -213,24 +424,25 @@ export class WebhookServer implements Runnable {
 
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const started = this.clock.now();
+    // Read once, up front: after a failed read the socket may already be detached (req.socket is then null).
+    const remote = req.socket?.remoteAddress ?? '';
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const reservation = this.inFlight.reserve();
     try {
       const handler = this.handlers.get(path);
       const converter = this.converters.get(path);
-      if (!handler && !converter) throw new HttpError(404, `no webhook at ${path}`);
-      if (req.method !== 'POST') throw new HttpError(405, `method ${req.method ?? ''} not allowed; use POST`);
+      if (!handler && !converter) throw new HttpError(404, 'not_found', `no webhook at ${path}`);
+      if (req.method !== 'POST')
+        throw new HttpError(405, 'method_not_allowed', `method ${req.method ?? ''} not allowed; use POST`);
       const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim();
       if (type !== 'application/json')
-        throw new HttpError(415, `content-type must be application/json, got "${type ?? ''}"`);
-      const body = await this.readBody(req);
-      let decoded: unknown;
-      try {
-        decoded = JSON.parse(body);
-      } catch (err) {
-        throw new WebhookBadRequestError(
-          `body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+        throw new HttpError(
+          415,
+          'unsupported_media_type',
+          `content-type must be application/json, got "${type ?? ''}"`,
         );
-      }
+      // No local keeps the raw body: it can be collected while an async handler decides.
+      const decoded = decodeJson(await this.readBody(req, reservation));
       if (converter) {
         const review = parseConversionReview(decoded);
         const response = convertReview(review, converter);
@@ -250,10 +462,10 @@ export class WebhookServer implements Runnable {
         this.reply(res, 200, conversionReviewResponse(response));
         return;
       }
-      if (!handler) throw new HttpError(404, `no webhook at ${path}`);
+      if (!handler) throw new HttpError(404, 'not_found', `no webhook at ${path}`);
       const request = parseAdmissionReview(decoded);
-      const result = await this.decide(request.uid, () =>
-        handler.handle(request, AbortSignal.timeout(this.handlerTimeoutMs())),
+      const result = await this.decide(path, request.uid, handler, started, (signal) =>
+        handler.handle(request, signal),
       );
       this.logger.debug(
         {
@@ -267,63 +479,253 @@ export class WebhookServer implements Runnable {
       );
       this.reply(res, 200, admissionReviewResponse(request.uid, result));
     } catch (err) {
-      const status =
-        err instanceof HttpError ? err.status : err instanceof WebhookBadRequestError ? 400 : 500;
-      const message = err instanceof Error ? err.message : String(err);
-      this.logger.warn(
-        { path, status, err: message, remote: req.socket.remoteAddress },
-        'rejected webhook request',
-      );
-      if (!res.headersSent)
-        res.writeHead(status, {
-          'content-type': 'text/plain; charset=utf-8',
-          connection: status === 413 || this.stopping ? 'close' : 'keep-alive',
-        });
-      res.end(`${message}\n`);
-      if (status === 413) req.destroy();
+      this.refuse(req, res, path, remote, err);
+    } finally {
+      reservation.release();
     }
   }
 
-  private handlerTimeoutMs(): number {
-    return this.options.handlerTimeoutMs ?? 10_000;
+  /** Answers a request that failed before a handler decided (or whose client left). */
+  private refuse(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    path: string,
+    remote: string,
+    err: unknown,
+  ): void {
+    if (err instanceof ClientGoneError) {
+      this.count('client_gone');
+      this.logger.debug({ path, remote, err: err.message }, 'client left before sending the whole request');
+      req.socket?.destroy();
+      return;
+    }
+    const status = err instanceof HttpError ? err.status : err instanceof WebhookBadRequestError ? 400 : 500;
+    const reason: WebhookRefusalReason =
+      err instanceof HttpError
+        ? err.reason
+        : err instanceof WebhookBadRequestError
+          ? 'bad_request'
+          : 'internal';
+    const message = err instanceof Error ? err.message : String(err);
+    this.count(reason);
+    this.logger.warn({ path, status, reason, err: message, remote }, 'rejected webhook request');
+    // The socket is taken now: once the answer is sent Node detaches it from req and res.
+    const socket = req.socket ?? res.socket;
+    if (res.headersSent || res.destroyed) {
+      socket?.destroy();
+      return;
+    }
+    const text = `${message}\n`;
+    const complete = req.complete;
+    res.writeHead(status, {
+      'content-type': 'text/plain; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      // A body we stopped reading leaves the connection unusable: answer, then close it.
+      connection: !complete || this.stopping ? 'close' : 'keep-alive',
+      ...(status === 503 ? { 'retry-after': '1' } : {}),
+    });
+    if (complete) {
+      res.end(text);
+      return;
+    }
+    res.write(text);
+    this.discardThenClose(req, res, socket);
   }
 
+  /**
+   * After refusing a request whose body is still arriving: the whole answer is already written, but closing now
+   * would reset the connection while the client is still sending, and a reset makes the client drop the answer
+   * unread. So, like Go's net/http, the rest of the body is read and thrown away (never buffered) until it ends,
+   * for at most REFUSAL_DRAIN_MS and maxRequestBytes more bytes; then the connection is closed.
+   */
+  private discardThenClose(req: http.IncomingMessage, res: http.ServerResponse, socket: Socket | null): void {
+    const cap = this.budget('maxRequestBytes');
+    let discarded = 0;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      timer.cancel();
+      req.off('data', onData);
+      req.off('end', finish);
+      req.off('close', finish);
+      req.off('error', finish);
+      res.end(() => socket?.destroy());
+      // The client may still be sending after the cap: don't wait for a graceful end.
+      if (!req.complete) socket?.destroy();
+    };
+    const onData = (chunk: Buffer): void => {
+      discarded += chunk.length;
+      if (discarded > cap) finish();
+    };
+    const timer = this.clock.setTimer(finish, REFUSAL_DRAIN_MS);
+    req.on('data', onData);
+    req.on('end', finish);
+    req.on('close', finish);
+    req.on('error', finish);
+    req.resume();
+  }
+
+  /** serve() threw from its own error path (a bug): log it and drop the connection rather than the process. */
+  private lastResort(req: http.IncomingMessage, res: http.ServerResponse, err: unknown): void {
+    this.count('internal');
+    this.logger.error(
+      { err: err instanceof Error ? err.message : String(err) },
+      'webhook request failed unexpectedly; connection closed',
+    );
+    try {
+      if (!res.headersSent && !res.destroyed)
+        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8', connection: 'close' });
+      res.end();
+    } catch {
+      // The connection is going away below anyway.
+    }
+    req.socket?.destroy();
+  }
+
+  /**
+   * Runs the handler within its budget (counted from `started`, the request's arrival). A throw or a miss is
+   * answered by the handler's failurePolicy; the signal handed to the handler aborts when the budget runs out.
+   */
   private async decide(
+    path: string,
     uid: string,
-    run: () => Promise<AdmissionResult> | AdmissionResult,
+    handler: AdmissionHandler,
+    started: number,
+    run: (signal: AbortSignal) => Promise<AdmissionResult> | AdmissionResult,
   ): Promise<AdmissionResult> {
-    const timeoutMs = this.handlerTimeoutMs();
-    let timer: { cancel(): void } | undefined;
+    const budgetMs = this.budget('handlerTimeoutMs');
+    const policy = handler.failurePolicy ?? 'Fail';
+    const abort = new AbortController();
+    let timer: Timer | undefined;
+    const failed = (reason: 'handler_error' | 'handler_timeout', err: unknown): AdmissionResult => {
+      this.count(reason);
+      const message = err instanceof Error ? err.message : String(err);
+      if (policy === 'Ignore') {
+        this.logger.error(
+          { path, uid, reason, err: message },
+          'admission handler failed; admitting the object unchanged (failurePolicy Ignore)',
+        );
+        return { allowed: true };
+      }
+      this.logger.error({ path, uid, reason, err: message }, 'admission handler failed; refusing');
+      return errored(500, err);
+    };
     try {
       const timeout = new Promise<AdmissionResult>((resolve) => {
         timer = this.clock.setTimer(
-          () => resolve(errored(500, new Error(`webhook handler did not answer within ${timeoutMs} ms`))),
-          timeoutMs,
+          () => {
+            abort.abort();
+            resolve(
+              failed(
+                'handler_timeout',
+                new Error(
+                  `admission webhook ${path} did not decide within its ${budgetMs} ms budget, so the request ` +
+                    `was ${policy === 'Ignore' ? 'admitted unchanged' : 'refused'}; the webhook's logs name request ${uid}`,
+                ),
+              ),
+            );
+          },
+          Math.max(0, started + budgetMs - this.clock.now()),
         );
       });
-      return await Promise.race([Promise.resolve().then(run), timeout]);
+      return await Promise.race([Promise.resolve().then(() => run(abort.signal)), timeout]);
     } catch (err) {
-      this.logger.error({ uid, err }, 'admission handler threw');
-      return errored(500, err);
+      return failed('handler_error', err);
     } finally {
       timer?.cancel();
     }
   }
 
-  private async readBody(req: http.IncomingMessage): Promise<string> {
-    const limit = this.options.maxRequestBytes ?? 7 * 1024 * 1024;
+  /**
+   * Reads the body, enforcing the byte, JSON-shape and in-flight budgets on every chunk as it arrives (so a chunked
+   * body without Content-Length is bounded too). On a violation it stops reading at once and rejects; it never
+   * holds more than maxRequestBytes.
+   */
+  private readBody(req: http.IncomingMessage, reservation: { grow(to: number): boolean }): Promise<Buffer> {
+    const limit = this.budget('maxRequestBytes');
+    const busy = (): HttpError =>
+      new HttpError(
+        503,
+        'busy',
+        `webhook is busy: requests in flight would exceed the ${this.budget('maxInFlightBytes')} byte memory budget; retry`,
+      );
     const declared = Number(req.headers['content-length'] ?? '0');
     if (declared > limit)
-      throw new HttpError(413, `request body of ${declared} bytes exceeds the ${limit} byte limit`);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-      const buf = chunk as Buffer;
-      size += buf.length;
-      if (size > limit) throw new HttpError(413, `request body exceeds the ${limit} byte limit`);
-      chunks.push(buf);
-    }
-    return Buffer.concat(chunks).toString('utf8');
+      return Promise.reject(
+        new HttpError(
+          413,
+          'body_too_large',
+          `request body of ${declared} bytes exceeds the ${limit} byte limit`,
+        ),
+      );
+    if (declared > 0 && !reservation.grow(2 * declared)) return Promise.reject(busy());
+    const scanner = new JsonShapeScanner({
+      maxDepth: this.budget('maxJsonDepth'),
+      maxValues: this.budget('maxJsonValues'),
+    });
+    return new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const cleanup = (): void => {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        req.off('error', onError);
+        req.off('close', onClose);
+      };
+      const stop = (err: Error): void => {
+        cleanup();
+        // Stop reading from the socket: the rest of the body is never buffered.
+        req.pause();
+        chunks.length = 0;
+        reject(err);
+      };
+      const onData = (chunk: Buffer): void => {
+        size += chunk.length;
+        if (size > limit) {
+          stop(new HttpError(413, 'body_too_large', `request body exceeds the ${limit} byte limit`));
+          return;
+        }
+        const violation = scanner.push(chunk);
+        if (violation) {
+          stop(
+            violation.budget === 'depth'
+              ? new HttpError(
+                  400,
+                  'json_too_deep',
+                  `request body nests JSON deeper than the limit of ${violation.limit} levels`,
+                )
+              : new HttpError(
+                  400,
+                  'json_too_many_values',
+                  `request body has more JSON values than the limit of ${violation.limit}`,
+                ),
+          );
+          return;
+        }
+        if (!reservation.grow(2 * size + BYTES_PER_JSON_VALUE * scanner.values())) {
+          stop(busy());
+          return;
+        }
+        chunks.push(chunk);
+      };
+      const onEnd = (): void => {
+        cleanup();
+        resolve(Buffer.concat(chunks, size));
+      };
+      const onError = (err: Error): void => {
+        cleanup();
+        reject(new ClientGoneError(err.message));
+      };
+      const onClose = (): void => {
+        cleanup();
+        reject(new ClientGoneError('connection closed before the request body was complete'));
+      };
+      req.on('data', onData);
+      req.on('end', onEnd);
+      req.on('error', onError);
+      req.on('close', onClose);
+    });
   }
 
   private reply(res: http.ServerResponse, status: number, body: unknown): void {
@@ -334,5 +736,16 @@ export class WebhookServer implements Runnable {
       ...(this.stopping ? { connection: 'close' } : {}),
     });
     res.end(text);
+  }
+}
+
+/** Parses a body that passed the JSON shape budgets; malformed JSON is a bad request. */
+function decodeJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new WebhookBadRequestError(
+      `body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }

@@ -1,0 +1,139 @@
+// Connection-level abuse of the real WebhookServer on loopback (issue #10 item 8): a flood of half-open TLS
+// connections is capped by maxConnections with bounded heap, and slow clients at every stage (no ClientHello, no
+// request, headers or body trickled) are cut by the server near their configured timeout instead of after Node's
+// 30 s check interval. No assertion is tighter than 3x the configured timeout.
+import net from 'node:net';
+import type tls from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  MiB,
+  admission,
+  connectTls,
+  heapAfterGc,
+  post,
+  review,
+  startWebhook,
+  watchEventLoop,
+  type RunningWebhook,
+} from './webhook-support.js';
+
+const TIMEOUT_MS = 500;
+
+/** Resolves true if the server closes `socket` within `deadlineMs`; otherwise destroys it and resolves false. */
+function closedByServerWithin(socket: net.Socket, deadlineMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    socket.on('error', () => undefined);
+    socket.resume(); // consume what the server sends, so its FIN is seen
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(false);
+    }, deadlineMs);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+function rawConnect(port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+describe('webhook connections from a hostile caller', () => {
+  let hook: RunningWebhook;
+  beforeAll(async () => {
+    hook = await startWebhook({
+      maxConnections: 200,
+      tlsHandshakeTimeoutMs: TIMEOUT_MS,
+      headersTimeoutMs: TIMEOUT_MS,
+      requestTimeoutMs: 2 * TIMEOUT_MS,
+      timeoutCheckIntervalMs: 100,
+    });
+  });
+  afterAll(async () => {
+    await hook.stop();
+  });
+
+  it('caps a flood of 1,500 half-open TLS connections at maxConnections, closes them all, and keeps serving', async () => {
+    const heapBefore = heapAfterGc();
+    const loop = watchEventLoop();
+    const flood: net.Socket[] = [];
+    const closed: Promise<boolean>[] = [];
+    let peak = 0;
+    try {
+      for (let i = 0; i < 1_500; i++) {
+        // TCP only, never a ClientHello: the cheapest connection an attacker can hold.
+        const socket = net.connect(hook.port, '127.0.0.1');
+        flood.push(socket);
+        closed.push(closedByServerWithin(socket, 20_000));
+        if (i % 100 === 99) peak = Math.max(peak, await hook.server.openConnections());
+      }
+      peak = Math.max(peak, await hook.server.openConnections());
+      expect(peak).toBeLessThanOrEqual(200);
+      // Every one of them is closed by the server: dropped at accept, or cut at the handshake timeout.
+      expect((await Promise.all(closed)).every(Boolean)).toBe(true);
+      const refusals = hook.server.stats().refusals;
+      expect(refusals.connection_limit ?? 0).toBeGreaterThanOrEqual(1_500 - 200 * 3);
+      expect(await hook.server.openConnections()).toBe(0);
+    } finally {
+      for (const socket of flood) socket.destroy();
+    }
+    expect(loop.stop()).toBeLessThan(1_000);
+    expect(admission(await post(hook, review('after-flood'))).allowed).toBe(true);
+    // 4,000 such connections used to take the webhook to 280 MB.
+    expect(heapAfterGc() - heapBefore).toBeLessThan(32 * MiB);
+  });
+
+  it('cuts a connection that never starts its TLS handshake', async () => {
+    const socket = await rawConnect(hook.port);
+    expect(await closedByServerWithin(socket, 3 * TIMEOUT_MS)).toBe(true);
+  });
+
+  it('cuts a TLS connection that never sends a request', async () => {
+    const socket = await connectTls(hook);
+    expect(await closedByServerWithin(socket, 3 * TIMEOUT_MS)).toBe(true);
+  });
+
+  it('cuts a client that trickles its headers one byte at a time', async () => {
+    const socket: tls.TLSSocket = await connectTls(hook);
+    const head = 'POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n';
+    let i = 0;
+    const trickle = setInterval(() => {
+      if (i < head.length && socket.writable) socket.write(head[i++] ?? '');
+    }, 50);
+    try {
+      expect(await closedByServerWithin(socket, 3 * TIMEOUT_MS)).toBe(true);
+    } finally {
+      clearInterval(trickle);
+    }
+  });
+
+  it('cuts a client that trickles its body', async () => {
+    const socket = await connectTls(hook);
+    socket.write(
+      'POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+    );
+    const trickle = setInterval(() => socket.writable && socket.write(' '), 50);
+    try {
+      expect(await closedByServerWithin(socket, 3 * 2 * TIMEOUT_MS)).toBe(true);
+    } finally {
+      clearInterval(trickle);
+    }
+  });
+});
+
+describe('webhook timeouts with the default check interval', () => {
+  it('cuts a slow client within 3x headersTimeout, not after Node default 30 s check interval', async () => {
+    const hook = await startWebhook({ headersTimeoutMs: 1_000 });
+    try {
+      const socket = await connectTls(hook);
+      socket.write('POST /mutate HTTP/1.1\r\n');
+      expect(await closedByServerWithin(socket, 3_000)).toBe(true);
+    } finally {
+      await hook.stop();
+    }
+  });
+});
