@@ -3,7 +3,6 @@
 // local registry), update status (a simulated OpenShift update) and NodePool status (a second local cluster as
 // the hosted cluster). With KUBECONFIG set it starts nothing locally and runs the controllers against that
 // cluster. Runs until SIGINT/SIGTERM; local clusters keep running afterwards (`tessera dev down` stops them).
-import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -30,9 +29,6 @@ interface Target {
 }
 
 export async function runStart(opts: StartOptions): Promise<void> {
-  // Every informer and controller of the three parts listens on an abort signal of its manager; dozens per
-  // signal are expected here, not a leak.
-  setMaxListeners(200);
   const stop = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
   const { KubeConfig } = await import('@kubernetes/client-node');

@@ -1,6 +1,5 @@
 // Runs several Runnables as one: start() resolves when all have stopped; if one fails, the others are stopped
 // (through a derived signal) and the first failure is rethrown after they have all returned.
-import { setMaxListeners } from 'node:events';
 import { type Runnable } from '../runtime/index.js';
 
 /** `needsLeaderElection`: whether a Manager should start the bundle only while leading. Default: false. */
@@ -10,8 +9,6 @@ export function runTogether(name: string, parts: readonly Runnable[], needsLeade
     needsLeaderElection,
     async start(signal: AbortSignal): Promise<void> {
       const inner = new AbortController();
-      // Every informer and worker listens on it; the default limit of 10 would warn about a leak that is not one.
-      setMaxListeners(0, inner.signal);
       const forward = (): void => inner.abort();
       signal.addEventListener('abort', forward, { once: true });
       if (signal.aborted) inner.abort();

@@ -66,6 +66,8 @@ export class Manager {
   readonly registry: Registry;
   readonly queueMetrics: WorkQueueMetricsProvider;
   readonly logger: Logger;
+  /** Event recorders handed out, flushed on shutdown. */
+  private readonly recorders: KubeEventRecorder[] = [];
   readonly clock: Clock;
   private readonly probes: ProbeServer | undefined;
   private readonly runnables: Runnable[] = [];
@@ -139,10 +141,13 @@ export class Manager {
       logger: this.logger,
       ...options,
       client: this.client,
+      registry: this.registry,
       component,
     });
   }
 
+    this.recorders.push(recorder);
+    return recorder;
   addHealthCheck(name: string, check: Check): void {
     this.probes?.addHealthCheck(name, check);
   }
@@ -268,6 +273,9 @@ export class Manager {
         this.logger.warn({ timeoutMs }, 'controllers did not drain in time');
       election.abort();
       if (!(await this.within(electionDone, timeoutMs)))
+      // Events the drained controllers emitted are written before the client closes.
+      if (!(await this.within(Promise.all(this.recorders.map((r) => r.flush())), timeoutMs)))
+        this.logger.warn({ timeoutMs }, 'events were not all written in time');
         this.logger.warn({ timeoutMs }, 'lease release timed out');
       caches.abort();
       await this.within(Promise.all(running), timeoutMs);

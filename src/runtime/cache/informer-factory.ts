@@ -47,7 +47,10 @@ export class SharedInformerFactory implements Runnable {
   readonly name = 'informers';
   private readonly informers = new Map<string, DefaultSharedInformer<KubeObject>>();
   private readonly running: Promise<void>[] = [];
-  private signal: AbortSignal | undefined;
+  /** One per launched informer, aborted together when the factory's signal aborts. */
+  private readonly stops: AbortController[] = [];
+  private started = false;
+  private stopped = false;
   private readonly clock: Clock;
   private readonly logger: Logger;
 
@@ -86,7 +89,7 @@ export class SharedInformerFactory implements Runnable {
         logger: this.logger,
       });
       this.informers.set(key, informer as unknown as DefaultSharedInformer<KubeObject>);
-      if (this.signal) this.launch(informer as unknown as DefaultSharedInformer<KubeObject>, this.signal);
+      if (this.started) this.launch(informer as unknown as DefaultSharedInformer<KubeObject>);
     }
     if (request.indexers) {
       const existing = new Set(informer.getIndexer().indexNames());
@@ -109,17 +112,27 @@ export class SharedInformerFactory implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    this.signal = signal;
-    for (const informer of this.informers.values()) this.launch(informer, signal);
-    // Wait for the signal, then for every informer (including ones added later) to stop.
+    this.started = true;
+    // One listener on the caller's signal, whatever the number of informers: each informer runs on a signal of
+    // its own (as client-go gives each informer its own stop channel), which this listener aborts.
     await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
+      const stopAll = (): void => {
+        this.stopped = true;
+        for (const stop of this.stops) stop.abort();
+        resolve();
+      };
+      for (const informer of this.informers.values()) this.launch(informer);
+      if (signal.aborted) stopAll();
+      else signal.addEventListener('abort', stopAll, { once: true });
     });
+    // Then wait for every informer (including ones added later) to stop.
     await Promise.all(this.running);
   }
 
-  private launch(informer: DefaultSharedInformer<KubeObject>, signal: AbortSignal): void {
-    this.running.push(informer.start(signal));
+  private launch(informer: DefaultSharedInformer<KubeObject>): void {
+    const stop = new AbortController();
+    this.stops.push(stop);
+    if (this.stopped) stop.abort();
+    this.running.push(informer.start(stop.signal));
   }
 }

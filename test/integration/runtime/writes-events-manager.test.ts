@@ -172,6 +172,38 @@ describe('writes, events and the manager against kube-apiserver', () => {
     expect(legacyEvents.map((e) => e.count)).toEqual([3]);
   });
 
+  it('writes every event of a 1,000-object burst (3,000 events), none dropped', async () => {
+    // The pod placement operator emits a few events per pod; a 1,000-pod burst must not lose any of them.
+    const recorder = new KubeEventRecorder({ client, component: 'tessera-burst', instance: 'it', api: 'v1' });
+    const reasons = ['Gated', 'ArchitecturesFound', 'Ungated'];
+    for (let i = 0; i < 1000; i++) {
+      const pod = { apiVersion: 'v1', kind: 'Pod', namespace: ns.name, name: `burst-${i}`, uid: `uid-${i}` };
+      for (const reason of reasons) recorder.event(pod, 'Normal', reason, `${reason} burst-${i}`);
+    }
+    await recorder.flush();
+    expect(recorder.droppedEvents()).toBe(0);
+    const written = new Set<string>();
+    let cont: string | undefined;
+    do {
+      const page = await client.request<{
+        items: Array<{
+          reason?: string;
+          involvedObject?: { name?: string };
+          source?: { component?: string };
+        }>;
+        metadata?: { continue?: string };
+      }>({
+        method: 'GET',
+        path: `/api/v1/namespaces/${ns.name}/events`,
+        query: { limit: 500, continue: cont },
+      });
+      for (const e of page.items)
+        if (e.source?.component === 'tessera-burst') written.add(`${e.involvedObject?.name}/${e.reason}`);
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    expect(written.size).toBe(3000);
+  });
+
   it('runs a controller from an informer, serves probes and client-go metrics, and stops cleanly', async () => {
     const lines: string[] = [];
     const sink = new Writable({
