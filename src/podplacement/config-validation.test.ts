@@ -4,6 +4,7 @@ import { clusterConfig, podPlacementConfig } from './builders.js';
 import {
   ClusterConfigValidator,
   PodPlacementConfigValidator,
+  validateClusterConfig,
   validateClusterConfigDeletion,
   validatePodPlacementConfig,
   type ConfigReader,
@@ -139,5 +140,34 @@ describe('validating handlers', () => {
       new AbortController().signal,
     );
     expect(ok.allowed).toBe(true);
+  });
+});
+
+describe('label selector validity at admission', () => {
+  it('refuses a PodPlacementConfig whose labelSelector has an invalid key or value, naming it', () => {
+    const config = ppc('a', 1);
+    config.spec.labelSelector = { matchExpressions: [{ key: 'app', operator: 'NotIn', values: ['a b'] }] };
+    const v = validatePodPlacementConfig({
+      operation: 'CREATE',
+      config,
+      clusterConfigExists: true,
+      namespaceConfigs: [],
+    });
+    expect(v).toEqual({
+      allowed: false,
+      message: expect.stringMatching(
+        /^spec\.labelSelector is invalid: matchExpressions\[0\]: label value "a b"/,
+      ),
+    });
+  });
+
+  it('refuses a ClusterPodPlacementConfig whose namespaceSelector is invalid', () => {
+    const config = clusterConfig({
+      namespaceSelector: { matchExpressions: [{ key: 'bad key', operator: 'DoesNotExist' }] },
+    });
+    expect(validateClusterConfig(config)).toEqual({
+      allowed: false,
+      message: expect.stringContaining('spec.namespaceSelector is invalid'),
+    });
   });
 });

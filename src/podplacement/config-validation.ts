@@ -8,6 +8,7 @@ import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema
 import { CLUSTER_CONFIG_NAME } from './constants.js';
 
 export type Verdict = { allowed: true } | { allowed: false; message: string };
+import { labelSelectorProblem } from './label-selector.js';
 
 function duplicateArchitecture(config: {
   spec?: { plugins?: { nodeAffinityScoring?: { platforms?: { architecture: string }[] } } };
@@ -37,6 +38,9 @@ export function validatePodPlacementConfig(input: {
   }
   const dup = duplicateArchitecture(input.config);
   if (dup)
+  const selectorProblem = labelSelectorProblem(input.config.spec.labelSelector);
+  if (selectorProblem)
+    return { allowed: false, message: `spec.labelSelector is invalid: ${selectorProblem}` };
     return {
       allowed: false,
       message: `duplicate architecture ${dup} in nodeAffinityScoring.platforms: list each architecture at most once`,
@@ -76,6 +80,9 @@ export function validateClusterConfig(config: ClusterPodPlacementConfig): Verdic
   }
   const dup = duplicateArchitecture(config);
   if (dup)
+  const selectorProblem = labelSelectorProblem(config.spec?.namespaceSelector);
+  if (selectorProblem)
+    return { allowed: false, message: `spec.namespaceSelector is invalid: ${selectorProblem}` };
     return {
       allowed: false,
       message: `duplicate architecture ${dup} in nodeAffinityScoring.platforms: list each architecture at most once`,

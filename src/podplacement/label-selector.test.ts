@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { LabelSelector } from './api/schema.js';
 import {
   InvalidLabelSelectorError,
   labelSelectorMatches,
+  labelSelectorProblem,
   labelSelectorMatchesOrFalse,
   labelSelectorToQuery,
 } from './label-selector.js';
@@ -53,5 +55,48 @@ describe('label selectors', () => {
         ],
       }),
     ).toBe('a=b,c in (d,e),!f');
+  });
+
+  it('treats a selector with an invalid key or value as matching nothing, never everything (as MTO does)', () => {
+    // NotIn/DoesNotExist on a key no pod carries would otherwise select every pod.
+    const invalid: LabelSelector[] = [
+      { matchExpressions: [{ key: 'bad key!', operator: 'DoesNotExist' }] },
+      { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['not a value!'] }] },
+      { matchExpressions: [{ key: 'Upper.Case/x', operator: 'DoesNotExist' }] },
+      { matchExpressions: [{ key: `${'a'.repeat(64)}`, operator: 'Exists' }] },
+      { matchExpressions: [{ key: '-leading', operator: 'DoesNotExist' }] },
+      { matchLabels: { app: 'x'.repeat(64) } },
+      { matchLabels: { '/app': 'web' } },
+    ];
+    for (const selector of invalid) {
+      expect(labelSelectorProblem(selector), JSON.stringify(selector)).toBeDefined();
+      expect(() => labelSelectorMatches(selector, labels)).toThrow(InvalidLabelSelectorError);
+      expect(labelSelectorMatchesOrFalse(selector, labels)).toBe(false);
+    }
+    const valid: LabelSelector[] = [
+      { matchExpressions: [{ key: 'example.com/tier', operator: 'NotIn', values: ['a-b_c.d', ''] }] },
+      { matchLabels: { 'k8s.io/x': '', a: 'A1' } },
+      // The longest valid key: a 253-character DNS subdomain prefix and a 63-character name.
+      {
+        matchExpressions: [
+          {
+            key: `${['a', 'b', 'c'].map((c) => c.repeat(63)).join('.')}.${'d'.repeat(61)}/${'e'.repeat(63)}`,
+            operator: 'Exists',
+          },
+        ],
+      },
+    ];
+    for (const selector of valid)
+      expect(labelSelectorProblem(selector), JSON.stringify(selector)).toBeUndefined();
+  });
+
+  it('never reads inherited properties as labels', () => {
+    expect(labelSelectorMatches({ matchLabels: { constructor: 'x' } }, labels)).toBe(false);
+    expect(labelSelectorMatches({ matchExpressions: [{ key: 'constructor', operator: 'Exists' }] }, {})).toBe(
+      false,
+    );
+    expect(
+      labelSelectorMatches({ matchExpressions: [{ key: 'constructor', operator: 'DoesNotExist' }] }, {}),
+    ).toBe(true);
   });
 });
