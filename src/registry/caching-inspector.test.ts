@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CachingInspector, type InspectionCacheMetrics } from './caching-inspector.js';
+import { CachingInspector, estimateEntryBytes, type InspectionCacheMetrics } from './caching-inspector.js';
 import { RegistryError } from './errors.js';
 import type { ImageInspection, ImageInspector, InspectOptions } from './inspector.js';
 import { Keyring } from './keyring.js';
@@ -170,5 +170,50 @@ describe('CachingInspector', () => {
     expect(sizes.at(-1)).toBe(2);
     expect(hits).toEqual([0]);
     expect(misses).toEqual([0.25, 0.25, 0.25, 0.25]);
+  });
+});
+
+describe('CachingInspector byte budget', () => {
+  it('keeps the estimated bytes of large results under maxBytes, evicting the least recently used', async () => {
+    const inner = new ScriptedInspector();
+    // Each result lists 1,000 platforms (the index entry budget): about 180 KB by the estimate.
+    inner.answer = async (image) => ({
+      ...inspection(image, []),
+      platforms: Array.from({ length: 1000 }, (_, i) => ({
+        os: 'linux',
+        architecture: 'amd64',
+        variant: undefined,
+        digest: `sha256:${String(i).padStart(64, '0')}`,
+      })),
+      architectures: ['amd64'],
+    });
+    const maxBytes = 1024 * 1024;
+    const cache = new CachingInspector(inner, { max: 10_000, maxBytes });
+    for (let i = 0; i < 100; i++) await cache.inspect(`r/img${i}:1`);
+    expect(cache.bytes).toBeLessThanOrEqual(maxBytes);
+    expect(cache.size).toBeLessThan(10);
+    expect(cache.size).toBeGreaterThan(0);
+    // The most recent image is still cached; the first one was evicted.
+    await cache.inspect('r/img99:1');
+    await cache.inspect('r/img0:1');
+    expect(inner.calls.filter((c) => c.image === 'r/img99:1')).toHaveLength(1);
+    expect(inner.calls.filter((c) => c.image === 'r/img0:1')).toHaveLength(2);
+  });
+
+  it('does not store a single result larger than the whole budget', async () => {
+    const inner = new ScriptedInspector();
+    const cache = new CachingInspector(inner, { maxBytes: 2_000 });
+    inner.answer = async (image) =>
+      inspection(
+        image,
+        Array.from({ length: 50 }, (_, i) => `arch${i}`),
+      );
+    await cache.inspect('r/huge:1');
+    expect(cache.size).toBe(0);
+    expect(estimateEntryBytes('k', { ok: true, value: inspection('r/x:1', ['amd64']) })).toBeGreaterThan(512);
+  });
+
+  it('refuses a non-positive byte budget', () => {
+    expect(() => new CachingInspector(new ScriptedInspector(), { maxBytes: 0 })).toThrow(/maxBytes/);
   });
 });

@@ -18,6 +18,11 @@ export interface InspectionCacheMetrics {
 export interface CachingInspectorOptions {
   /** Entries kept. Default: 256 (the reference operator's size). */
   readonly max?: number;
+  /**
+   * Estimated bytes kept (entries are compact results: platforms and architectures, never manifests); the least
+   * recently used entries are dropped first. Default: 16 MiB.
+   */
+  readonly maxBytes?: number;
   /** Lifetime of a successful inspection in ms. Default: 6 h. */
   readonly ttlMs?: number;
   /** Lifetime of a failed inspection in ms; 0 disables negative caching. Default: 10_000. */
@@ -29,6 +34,24 @@ export interface CachingInspectorOptions {
 
 type Entry =
   { readonly ok: true; readonly value: ImageInspection } | { readonly ok: false; readonly error: unknown };
+
+/** Fixed overhead per entry (objects, LRU bookkeeping), in bytes: an estimate on the safe side. */
+const entryOverheadBytes = 512;
+
+/** Estimated heap bytes of a cache entry: UTF-16 strings plus per-object overhead. */
+export function estimateEntryBytes(key: string, entry: Entry): number {
+  let bytes = entryOverheadBytes + key.length * 2;
+  if (!entry.ok) {
+    const message = entry.error instanceof Error ? entry.error.message : String(entry.error);
+    return bytes + message.length * 2 + 1024; // the error object and its cause
+  }
+  const v = entry.value;
+  bytes += (v.reference.length + v.digest.length + v.mediaType.length + v.source.length) * 2;
+  for (const a of v.architectures) bytes += 32 + a.length * 2;
+  for (const p of v.platforms)
+    bytes += 96 + (p.os.length + p.architecture.length + (p.variant?.length ?? 0) + p.digest.length) * 2;
+  return bytes;
+}
 
 function waitOrAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return promise;
@@ -66,15 +89,21 @@ export class CachingInspector implements ImageInspector {
     options: CachingInspectorOptions = {},
   ) {
     const max = options.max ?? 256;
+    const maxBytes = options.maxBytes ?? 16 * 1024 * 1024;
     const ttlMs = options.ttlMs ?? 6 * 60 * 60 * 1000;
     this.negativeTtlMs = options.negativeTtlMs ?? 10_000;
     if (!Number.isInteger(max) || max < 1)
       throw new RangeError('CachingInspector: max must be a positive integer');
+    if (!Number.isInteger(maxBytes) || maxBytes < 1)
+      throw new RangeError('CachingInspector: maxBytes must be a positive integer');
     if (!(ttlMs > 0)) throw new RangeError('CachingInspector: ttlMs must be positive');
     this.now = options.now ?? (() => performance.now());
     this.metrics = options.metrics;
     this.entries = new LRUCache<string, Entry>({
       max,
+      maxSize: maxBytes,
+      // An entry larger than the whole budget is simply not stored (lru-cache refuses it).
+      sizeCalculation: (entry, key) => estimateEntryBytes(key, entry),
       ttl: ttlMs,
       ttlResolution: 0,
       perf: { now: this.now },
@@ -134,5 +163,10 @@ export class CachingInspector implements ImageInspector {
   /** Entries currently cached (including failures not yet expired). */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Estimated bytes currently cached. */
+  get bytes(): number {
+    return this.entries.calculatedSize;
   }
 }

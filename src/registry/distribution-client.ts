@@ -4,6 +4,7 @@
 // once after a 401. Requests per registry share a concurrency limit (cancelled waiters leave the queue); registry
 // text reaches errors only as a sanitised distribution error message. The caller decides which credential to try.
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { checkRealm, preferredChallenge, type AuthChallenge } from './auth-challenge.js';
 import { KeyedConcurrencyLimit } from './concurrency-limit.js';
 import { isAnonymousCredential, type RegistryCredential } from './docker-config.js';
@@ -51,6 +52,36 @@ export interface DistributionClientOptions extends TransportOptions {
   readonly trustedRealmHosts?: readonly string[];
   /** Clock in ms for token lifetimes. Default: Date.now. */
   readonly now?: () => number;
+  /**
+   * Estimated bytes of per-registry state kept (last accepted challenge, http/https choice of insecure
+   * registries); least recently used hosts are forgotten first. Default: 1 MiB.
+   */
+  readonly maxRegistryStateBytes?: number;
+  /** Estimated bytes of bearer tokens kept (least recently used dropped first). Default: 8 MiB. */
+  readonly maxTokenCacheBytes?: number;
+}
+
+/** Longest challenge parameter (realm, service) remembered, in characters; longer challenges are not cached. */
+const maxRememberedParamLength = 2048;
+
+/** What a challenge costs to remember, in estimated bytes (UTF-16 strings plus overhead). */
+function challengeBytes(host: string, challenge: AuthChallenge): number {
+  let bytes = 256 + host.length * 2;
+  for (const [name, value] of Object.entries(challenge.params))
+    bytes += 64 + (name.length + value.length) * 2;
+  return bytes;
+}
+
+/** The part of a challenge later requests need (realm and service), or undefined when it is too large to keep. */
+function rememberable(challenge: AuthChallenge): AuthChallenge | undefined {
+  const params: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const name of ['realm', 'service']) {
+    const value = challenge.params[name];
+    if (value === undefined) continue;
+    if (value.length > maxRememberedParamLength) return undefined;
+    params[name] = value;
+  }
+  return { scheme: challenge.scheme, params };
 }
 
 const defaultMaxManifestBytes = 4 * 1024 * 1024;
@@ -79,17 +110,29 @@ export class DistributionClient {
   private readonly transport: RegistryTransport;
   private readonly tokens: TokenCache;
   private readonly limit: KeyedConcurrencyLimit;
-  /** Last challenge seen per registry host, so later requests authenticate without a 401 round trip. */
-  private readonly challenges = new Map<string, AuthChallenge>();
-  /** Scheme that worked for an insecure registry (`http:` once https failed). */
-  private readonly insecureScheme = new Map<string, 'https:' | 'http:'>();
+  /**
+   * Per-registry state, under one byte budget (least recently used registries forgotten first), so neither huge
+   * challenge headers nor many registries grow it: `challenge <host>` is the last accepted challenge (so later
+   * requests authenticate without a 401 round trip; only one whose realm passed the realm check, since a refused
+   * one must not stop later requests to the host), `scheme <registry>` the scheme that worked for an insecure
+   * registry (`http:` once https failed).
+   */
+  private readonly registryState: LRUCache<string, AuthChallenge | 'https:' | 'http:'>;
   private readonly maxManifestBytes: number;
   private readonly maxTokenBytes: number;
   private readonly trustedRealmHosts: readonly string[];
 
   constructor(options: DistributionClientOptions = {}) {
     this.transport = new RegistryTransport(options);
-    this.tokens = new TokenCache({ ...(options.now ? { now: options.now } : {}) });
+    this.tokens = new TokenCache({
+      ...(options.now ? { now: options.now } : {}),
+      maxBytes: options.maxTokenCacheBytes ?? 8 * 1024 * 1024,
+    });
+    this.registryState = new LRUCache<string, AuthChallenge | 'https:' | 'http:'>({
+      maxSize: options.maxRegistryStateBytes ?? 1024 * 1024,
+      sizeCalculation: (value, key) =>
+        typeof value === 'string' ? 64 + key.length * 2 : challengeBytes(key, value),
+    });
     this.limit = new KeyedConcurrencyLimit(options.concurrencyPerRegistry ?? 16);
     this.maxManifestBytes = options.maxManifestBytes ?? defaultMaxManifestBytes;
     this.maxTokenBytes = options.maxTokenBytes ?? 1024 * 1024;
@@ -200,8 +243,23 @@ export class DistributionClient {
     return response.body;
   }
 
+  /** Estimated bytes of per-registry state kept now (remembered challenges and schemes), for tests and metrics. */
+  get registryStateBytes(): number {
+    return this.registryState.calculatedSize;
+  }
+
   async close(): Promise<void> {
     await this.transport.close();
+  }
+
+  private challengeOf(host: string): AuthChallenge | undefined {
+    const value = this.registryState.get(`challenge ${host}`);
+    return typeof value === 'object' ? value : undefined;
+  }
+
+  private schemeOf(registry: string): 'https:' | 'http:' | undefined {
+    const value = this.registryState.get(`scheme ${registry}`);
+    return typeof value === 'string' ? value : undefined;
   }
 
   private displayUrl(location: RepositoryLocation, path: string): string {
@@ -209,7 +267,7 @@ export class DistributionClient {
   }
 
   private baseUrl(location: RepositoryLocation): string {
-    const scheme = location.insecure ? (this.insecureScheme.get(location.registry) ?? 'https:') : 'https:';
+    const scheme = location.insecure ? (this.schemeOf(location.registry) ?? 'https:') : 'https:';
     return `${scheme}//${apiHost(location.registry)}`;
   }
 
@@ -225,18 +283,28 @@ export class DistributionClient {
     const host = apiHost(location.registry);
     const scope = `repository:${location.repository}:pull`;
     const attempt = async (): Promise<HttpResponse> => {
-      const known = this.challenges.get(host);
-      const first = known
-        ? await this.authorization(known, location, scope, credential, request.signal)
-        : undefined;
+      const known = this.challengeOf(host);
+      let first: { header: string; fresh: boolean } | undefined;
+      if (known !== undefined) {
+        try {
+          first = await this.authorization(known, location, scope, credential, request.signal);
+        } catch (err) {
+          // Whatever went wrong with the remembered challenge, the next request asks the registry afresh.
+          this.registryState.delete(`challenge ${host}`);
+          throw err;
+        }
+      }
       let response = await this.send(location, path, request, first?.header);
       if (response.status === 401) {
         const challenge = preferredChallenge(response.headers['www-authenticate']);
         if (challenge !== undefined) {
-          this.challenges.set(host, challenge);
           if (challenge.scheme === 'bearer')
             this.tokens.invalidate(this.tokenKey(challenge, scope, credential));
+          // Throws for a refused realm: then nothing is remembered, and the next request re-challenges.
           const retry = await this.authorization(challenge, location, scope, credential, request.signal);
+          const kept = rememberable(challenge);
+          if (kept !== undefined) this.registryState.set(`challenge ${host}`, kept);
+          else this.registryState.delete(`challenge ${host}`);
           // One retry, when it can change the outcome: a freshly issued token (even one equal to the refused
           // token: some issuers hand out the same one), or a header different from what was refused.
           if (retry !== undefined && (retry.fresh || retry.header !== first?.header))
@@ -281,10 +349,11 @@ export class DistributionClient {
         signal: request.signal,
         what: request.what,
       });
-    if (!location.insecure || this.insecureScheme.has(location.registry)) return get(this.baseUrl(location));
+    if (!location.insecure || this.schemeOf(location.registry) !== undefined)
+      return get(this.baseUrl(location));
     try {
       const response = await get(`https://${apiHost(location.registry)}`);
-      this.insecureScheme.set(location.registry, 'https:');
+      this.registryState.set(`scheme ${location.registry}`, 'https:');
       return response;
     } catch (err) {
       // An insecure registry may speak plain http only; TLS then fails before any HTTP status.
@@ -295,7 +364,7 @@ export class DistributionClient {
       )
         throw err;
       const response = await get(`http://${apiHost(location.registry)}`);
-      this.insecureScheme.set(location.registry, 'http:');
+      this.registryState.set(`scheme ${location.registry}`, 'http:');
       return response;
     }
   }
@@ -327,6 +396,7 @@ export class DistributionClient {
     const realm = checkRealm(challenge.params.realm ?? '', host, {
       registryIsHttps: !location.insecure || this.baseUrl(location).startsWith('https:'),
       trustedRealmHosts: this.trustedRealmHosts,
+      sendsCredentials: credential !== undefined,
     });
     const { token, fresh } = await this.tokens.obtain(key, () =>
       this.fetchToken(realm, challenge, scope, credential, location, signal),
@@ -353,6 +423,8 @@ export class DistributionClient {
     if (credential !== undefined) headers.authorization = basicHeader(credential);
     const response = await this.transport.get(url, {
       headers,
+      // The realm was named by the registry: its address is judged as a redirect from the registry would be.
+      origin: new URL(this.baseUrl(location)),
       maxBodyBytes: this.maxTokenBytes,
       insecure: location.insecure,
       ...(location.isInsecureHost ? { isInsecureHost: location.isInsecureHost } : {}),
@@ -364,7 +436,8 @@ export class DistributionClient {
         'TESSERA_REGISTRY_UNAUTHORIZED',
         `${realm.origin}${realm.pathname}`,
         response.status,
-        `${what}: the token service refused ${credential === undefined ? 'anonymous access' : `the credentials of user ${JSON.stringify(credential.username)}`} (HTTP ${response.status}); check the pull secret`,
+        // Never the user name: pod annotations and events are readable by every tenant of the namespace.
+        `${what}: the token service refused ${credential === undefined ? 'anonymous access' : 'the pull-secret credentials'} (HTTP ${response.status}); check the pull secret`,
       );
     }
     if (response.status < 200 || response.status >= 300) {
@@ -417,7 +490,7 @@ export class DistributionClient {
           response.status,
           credential === undefined
             ? `${what}: the registry requires credentials (HTTP ${response.status}${detail}); add a pull secret for ${location.registry}`
-            : `${what}: the registry refused the credentials of user ${JSON.stringify(credential.username)} (HTTP ${response.status}${detail}); check the pull secret`,
+            : `${what}: the registry refused the pull-secret credentials (HTTP ${response.status}${detail}); check the pull secret`,
         );
       case 404:
         return new RegistryResponseError(

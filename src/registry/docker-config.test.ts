@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { keyringFromSecrets } from './credentials.js';
-import { decodeStdBase64, parseDockerConfigJson } from './docker-config.js';
-import { InvalidPullSecretError } from './errors.js';
+import {
+  decodeStdBase64,
+  entriesOfPullSecret,
+  parseDockerConfigJson,
+  pullSecretBudget,
+} from './docker-config.js';
+import { InvalidPullSecretError, type RegistryError } from './errors.js';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
@@ -65,5 +70,55 @@ describe('decodeStdBase64', () => {
     expect(decodeStdBase64('dTpwYQ==')?.toString()).toBe('u:pa');
     expect(decodeStdBase64('dTpw\r\nYWI=')?.toString()).toBe('u:pab');
     expect(decodeStdBase64('')?.toString()).toBe('');
+  });
+});
+
+describe('pull secret budgets', () => {
+  const secretOf = (doc: unknown) => ({
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': b64(JSON.stringify(doc)) },
+  });
+  const failure = (fn: () => unknown): RegistryError => {
+    try {
+      fn();
+    } catch (err) {
+      return err as RegistryError;
+    }
+    throw new Error('expected a failure');
+  };
+
+  it('refuses a secret with more registry entries than the budget, naming the cause', () => {
+    const auths = Object.fromEntries(
+      Array.from({ length: pullSecretBudget.maxEntries + 1 }, (_, i) => [
+        `r${i}.example.io`,
+        { auth: b64('u:p') },
+      ]),
+    );
+    const err = failure(() => entriesOfPullSecret(secretOf({ auths }), 'team/many'));
+    expect(err.code).toBe('TESSERA_REGISTRY_INVALID_PULL_SECRET');
+    expect(err.message).toContain('team/many');
+    expect(err.message).toContain(`more than the ${pullSecretBudget.maxEntries} allowed`);
+  });
+
+  it('refuses an oversized secret before decoding or parsing it', () => {
+    const huge = {
+      auths: { 'quay.io': { auth: b64('u:p') } },
+      padding: 'x'.repeat(pullSecretBudget.maxBytes),
+    };
+    const err = failure(() => entriesOfPullSecret(secretOf(huge), 'team/huge'));
+    expect(err.code).toBe('TESSERA_REGISTRY_INVALID_PULL_SECRET');
+    expect(err.message).toContain(`${pullSecretBudget.maxBytes}-byte limit`);
+    // The same document handed over as text (a file for the CLI) is refused before JSON.parse as well.
+    expect(failure(() => parseDockerConfigJson(JSON.stringify(huge), 'file')).message).toContain(
+      'byte limit',
+    );
+  });
+
+  it('keeps an entry named like an Object.prototype member as plain data', () => {
+    const doc = `{"auths":{"__proto__":{"auth":"${b64('u:p')}"},"constructor":{"auth":"${b64('v:q')}"}}}`;
+    expect(parseDockerConfigJson(doc, 'x').map((e) => [e.key, e.credential.username])).toEqual([
+      ['__proto__', 'u'],
+      ['constructor', 'v'],
+    ]);
   });
 });

@@ -10,6 +10,18 @@ export const dockerCfgSecretType = 'kubernetes.io/dockercfg';
 export const dockerConfigJsonKey = '.dockerconfigjson';
 export const dockerCfgKey = '.dockercfg';
 
+/**
+ * Budgets for one pull secret, enforced before the document is parsed (bytes) and before its entries are read
+ * (entries): a tenant's Secret must not make the controller parse or match without limit. Real pull secrets,
+ * OpenShift's global one included, hold a few KiB and a few dozen registries.
+ */
+export const pullSecretBudget = {
+  /** Largest decoded `.dockerconfigjson` / `.dockercfg` document, in bytes. */
+  maxBytes: 256 * 1024,
+  /** Most registry entries (`auths` keys) in one secret. */
+  maxEntries: 200,
+} as const;
+
 /** One user name and password for a registry. */
 export interface RegistryCredential {
   readonly username: string;
@@ -51,7 +63,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function entriesOfAuthMap(auths: Record<string, unknown>, source: string): DockerConfigEntry[] {
   const entries: DockerConfigEntry[] = [];
-  for (const [key, value] of Object.entries(auths)) {
+  const keys = Object.keys(auths);
+  if (keys.length > pullSecretBudget.maxEntries) {
+    throw new InvalidPullSecretError(
+      source,
+      `${keys.length} registry entries, more than the ${pullSecretBudget.maxEntries} allowed; split the secret or remove unused registries`,
+    );
+  }
+  for (const key of keys) {
+    const value = auths[key];
     if (!isRecord(value))
       throw new InvalidPullSecretError(source, `entry ${JSON.stringify(key)} is not an object`);
     let username = typeof value.username === 'string' ? value.username : '';
@@ -82,11 +102,20 @@ function entriesOfAuthMap(auths: Record<string, unknown>, source: string): Docke
 }
 
 function parseJson(text: string, source: string): unknown {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > pullSecretBudget.maxBytes) throw tooLarge(source, bytes);
   try {
     return JSON.parse(text);
   } catch (err) {
     throw new InvalidPullSecretError(source, 'the content is not valid JSON', { cause: err });
   }
+}
+
+function tooLarge(source: string, bytes: number): InvalidPullSecretError {
+  return new InvalidPullSecretError(
+    source,
+    `${bytes} bytes or more, larger than the ${pullSecretBudget.maxBytes}-byte limit for a pull secret; remove unused registries`,
+  );
 }
 
 /** Parses a docker `config.json` document (`{"auths": {...}}`). */
@@ -114,6 +143,9 @@ export function entriesOfPullSecret(secret: PullSecretLike, source: string): Doc
     const value = secret.data?.[key];
     if (value === undefined)
       throw new InvalidPullSecretError(source, `type ${secret.type ?? '(none)'} but no data key ${key}`);
+    // Checked on the base64 text, before decoding: 4 characters carry 3 bytes.
+    if (value.length > Math.ceil(pullSecretBudget.maxBytes / 3) * 4 + 4)
+      throw tooLarge(source, Math.floor((value.length * 3) / 4));
     return Buffer.from(value, 'base64').toString('utf8');
   };
   switch (secret.type) {

@@ -2,7 +2,9 @@
 // (default; pooled connections for the long-running controller) or node:https (the CLI's lean start-up).
 // An exchange sends one GET and returns status, headers and a body stream; it follows no redirects, retries
 // nothing and reads no more of the body than the caller iterates. Close it to release its connections.
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
+import { addressClass, addressRefusedCode } from './redirect-policy.js';
 
 export interface ExchangeRequest {
   readonly url: URL;
@@ -36,6 +38,41 @@ export interface ExchangeOptions {
   readonly connectTimeoutMs: number;
   /** Connections kept per origin. */
   readonly connectionsPerOrigin: number;
+  /** Resolves host names (tests inject one). Default: dns.lookup. Wrapped by refusingLookup either way. */
+  readonly lookup?: HostLookup;
+}
+
+/** dns.lookup's callback form, as net/tls `connect({ lookup })` calls it. */
+export type HostLookup = (
+  hostname: string,
+  options: LookupOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+) => void;
+
+/**
+ * Wraps a resolver so that a host name resolving to a link-local or unspecified address (cloud metadata,
+ * `0.0.0.0`) fails before any connection: the address policy judges literals before the request, this catches
+ * names (`metadata.google.internal`, DNS rebinding) at connect time, for every connection the HTTP library opens.
+ */
+export function refusingLookup(base: HostLookup = dnsLookup as unknown as HostLookup): HostLookup {
+  return (hostname, options, callback) => {
+    base(hostname, options, (err, address, family) => {
+      if (err) return callback(err, address, family);
+      const all = typeof address === 'string' ? [{ address, family: family ?? 0 }] : address;
+      const refused = all.find((a) => {
+        const kind = addressClass(a.address);
+        return kind === 'link-local' || kind === 'unspecified';
+      });
+      if (refused !== undefined) {
+        const error: NodeJS.ErrnoException = new Error(
+          `${hostname} resolves to ${refused.address}, a ${addressClass(refused.address)} address; not connecting`,
+        );
+        error.code = addressRefusedCode;
+        return callback(error, address, family);
+      }
+      callback(null, address, family);
+    });
+  };
 }
 
 /**
@@ -57,7 +94,8 @@ export function trustOptions(
 export function joinHeaders(
   raw: Readonly<Record<string, string | string[] | undefined>>,
 ): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
+  // No prototype: header names come from the registry.
+  const out: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
   for (const [k, v] of Object.entries(raw)) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }

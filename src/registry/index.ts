@@ -13,7 +13,7 @@ export {
   type DistributionClientOptions,
   type RepositoryLocation,
 } from './distribution-client.js';
-export { Keyring, keyMatchesImage, normalizeKeyringKey } from './keyring.js';
+export { Keyring, keyMatchesImage, maxKeyringKeyLength, normalizeKeyringKey } from './keyring.js';
 export { keyringFromSecrets, type NamedPullSecret, type PodKeyring } from './credentials.js';
 export {
   dockerCfgKey,
@@ -23,6 +23,7 @@ export {
   entriesOfPullSecret,
   parseDockerCfg,
   parseDockerConfigJson,
+  pullSecretBudget,
   type DockerConfigEntry,
   type PullSecretLike,
   type RegistryCredential,
@@ -35,9 +36,19 @@ export {
   type PullSource,
   type RegistryPolicy,
 } from './mirrors.js';
-export { allArchitectures, bundleImageLabels, type ImagePlatform } from './platforms.js';
+export {
+  allArchitectures,
+  bundleImageLabels,
+  defaultMaxIndexEntries,
+  isValidPlatformName,
+  type ImagePlatform,
+  type SkippedEntries,
+} from './platforms.js';
+export type { UnreachableEvent } from './transport.js';
 export { formatReference, parseImageReference, type ImageReference } from './reference.js';
 export { isAbort, RegistryError, type RegistryErrorCode } from './errors.js';
+export { classifyRegistryFailure, type RegistryFailureClass } from './failure-class.js';
+export { KeyedConcurrencyLimit } from './concurrency-limit.js';
 export {
   addressClass,
   defaultRedirectVerdict,

@@ -12,6 +12,7 @@ import { Keyring } from './keyring.js';
 import { emptyRegistryPolicy } from './mirrors.js';
 import { parseImageReference } from './reference.js';
 import { RegistryInspector } from './registry-inspector.js';
+import { registryText } from './registry-text.js';
 import { inspectionDocument, renderInspectionTable, type OutputFormat } from './render.js';
 
 export interface InspectCommandOptions {
@@ -82,6 +83,11 @@ export async function inspectImageCommand(reference: string, options: InspectCom
     policy: () => policy,
     trustedRealmHosts: options.trustedRealmHost ?? [],
     httpClient: 'node',
+    // The person running the command is the operator: show the detail the error text keeps uniform for tenants.
+    onUnreachable: (event) =>
+      process.stderr.write(
+        `tessera: ${event.what}: ${event.code || 'error'}: ${registryText(event.message)}\n`,
+      ),
   });
   try {
     const inspection = await inspector.inspect(reference, { keyring: Keyring.of(entries) });

@@ -2,7 +2,7 @@
 // `inspect(image, options)` -> the platforms an image runs on. Layers (registry access, caching) decorate it.
 // Implementations must not log or expose credentials, and must reject with RegistryError (stable `code`).
 import type { Keyring } from './keyring.js';
-import type { ImagePlatform } from './platforms.js';
+import type { ImagePlatform, SkippedEntries } from './platforms.js';
 
 export interface InspectOptions {
   /** Credentials the kubelet would use for this pod. Default: anonymous. */
@@ -11,6 +11,12 @@ export interface InspectOptions {
   readonly signal?: AbortSignal;
   /** Neither read nor write caches (the pod's imagePullPolicy is Always). Default: false. */
   readonly bypassCache?: boolean;
+  /**
+   * Inspections passing the same object share one per-caller concurrency cap (RegistryInspector's
+   * `maxConcurrentInspectionsPerCaller`). Default: the `keyring` object, which the pod reconciler builds once per
+   * pod, so one pod with many images cannot take every registry slot.
+   */
+  readonly concurrencyGroup?: object;
 }
 
 export interface ImageInspection {
@@ -27,6 +33,8 @@ export interface ImageInspection {
   readonly platforms: readonly ImagePlatform[];
   /** The image is an OLM operator bundle (never runs, so it fits every node). */
   readonly operatorBundle: boolean;
+  /** For an index: entries left out of `platforms`, counted by reason (attestation, unknown, invalid). */
+  readonly skippedEntries?: SkippedEntries;
   /** `registry/repository` that answered (a mirror's when one was used). */
   readonly source: string;
 }

@@ -6,7 +6,14 @@ import {
   type DockerConfigEntry,
 } from './docker-config.js';
 import { RegistryError } from './errors.js';
-import { Keyring, keyMatchesImage, normalizeKeyringKey } from './keyring.js';
+import {
+  compileLabelGlob,
+  Keyring,
+  keyMatchesImage,
+  labelGlobMatches,
+  maxKeyringKeyLength,
+  normalizeKeyringKey,
+} from './keyring.js';
 
 const entry = (key: string, username: string): DockerConfigEntry => ({
   key,
@@ -134,5 +141,70 @@ describe('Keyring', () => {
     expect(Keyring.of([entry('quay.io', 'a')]).fingerprint).toBe(a.fingerprint);
     expect(Keyring.empty.fingerprint).toBe('anonymous');
     expect(a.fingerprint).not.toContain('a-pw');
+  });
+});
+
+describe('host label globs (Go filepath.Match semantics, linear time)', () => {
+  const matches = (pattern: string, label: string): boolean | undefined => {
+    const tokens = compileLabelGlob(pattern);
+    return tokens === undefined ? undefined : labelGlobMatches(tokens, label);
+  };
+
+  it.each([
+    ['*', '', true],
+    ['*', 'registry', true],
+    ['reg*', 'registry', true],
+    ['*try', 'registry', true],
+    ['r*g*y', 'registry', true],
+    ['r*x', 'registry', false],
+    ['re?istry', 'registry', true],
+    ['[a-c]x', 'bx', true],
+    ['[^a-c]x', 'bx', false],
+    ['[^a-c]x', 'dx', true],
+    ['[\\]]x', ']x', true],
+    ['\\*x', '*x', true],
+    ['\\*x', 'ax', false],
+    ['ü*', 'über', true], // by code point, as Go matches runes
+    ['?ber', 'über', true],
+  ])('%s vs %s -> %s', (pattern, label, expected) => {
+    expect(matches(pattern, label)).toBe(expected);
+  });
+
+  it.each(['[', '[]', '[a-', '[-a]', 'x\\'])(
+    'treats the malformed pattern %s as never matching',
+    (pattern) => {
+      expect(compileLabelGlob(pattern)).toBeUndefined();
+      expect(keyMatchesImage(`${pattern}.example.io`, `${pattern}.example.io/app`)).toBe(false);
+    },
+  );
+
+  it('decides a 12-star backtracking key against a 40-character label in a bounded number of steps', () => {
+    // The regular expression this replaced needed ~119 s for this input (exponential backtracking).
+    const pattern = `${'*a'.repeat(12)}*b`;
+    const label = 'a'.repeat(40);
+    const counter = { steps: 0 };
+    expect(keyMatchesImage(`${pattern}.example.com`, `${label}.example.com/app`, counter)).toBe(false);
+    const tokens = compileLabelGlob(pattern)?.length ?? 0;
+    expect(counter.steps).toBeGreaterThan(0);
+    expect(counter.steps).toBeLessThanOrEqual((label.length + 1) * (tokens + 1));
+    // ...and the same key still matches where it should.
+    expect(keyMatchesImage(`${pattern}.example.com`, `${'a'.repeat(39)}b.example.com/app`)).toBe(true);
+  });
+
+  it('looks a hostile secret up in bounded steps: 200 max-length wildcard keys against a long label', () => {
+    const hostile = Array.from({ length: 200 }, (_, i) =>
+      entry(`${'*a'.repeat(400)}*b${i}.example.com`, `u${i}`),
+    );
+    const keyring = Keyring.of(hostile);
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 5; i++) expect(keyring.lookup(`${'a'.repeat(63)}.example.com/app`)).toEqual([]);
+    // No cache grows with the patterns seen (the old pattern cache kept every compiled regular expression).
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('ignores keys longer than the key budget', () => {
+    const long = `${'a'.repeat(maxKeyringKeyLength)}.example.io`;
+    expect(normalizeKeyringKey(long)).toBeUndefined();
+    expect(Keyring.of([entry(long, 'x')]).lookup(`${long}/app`)).toEqual([]);
   });
 });

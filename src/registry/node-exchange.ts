@@ -4,6 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import {
   joinHeaders,
+  refusingLookup,
   trustOptions,
   type ExchangeOptions,
   type ExchangeRequest,
@@ -22,7 +23,11 @@ export class NodeExchange implements HttpExchange {
   private readonly connectTimeoutMs: number;
 
   constructor(options: ExchangeOptions) {
-    const common = { keepAlive: true, maxSockets: options.connectionsPerOrigin };
+    const common = {
+      keepAlive: true,
+      maxSockets: options.connectionsPerOrigin,
+      lookup: refusingLookup(options.lookup),
+    };
     this.secure = new https.Agent({ ...common, ...trustOptions(options.caCertificates) });
     this.insecure = new https.Agent({ ...common, rejectUnauthorized: false });
     this.plain = new http.Agent(common);

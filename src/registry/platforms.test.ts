@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { architecturesOf, factsOfConfig, normalizeArchitecture, platformsOfIndex } from './platforms.js';
+import {
+  architecturesOf,
+  defaultMaxIndexEntries,
+  factsOfConfig,
+  isValidPlatformName,
+  normalizeArchitecture,
+  platformsOfIndex,
+  readIndex,
+} from './platforms.js';
 
 const digest = (n: number): string => `sha256:${String(n).repeat(64).slice(0, 64)}`;
 
@@ -72,5 +80,83 @@ describe('factsOfConfig', () => {
     expect(
       factsOfConfig({ architecture: 'amd64', config: { Labels: { other: 'x' } } }, 'x').operatorBundle,
     ).toBe(false);
+  });
+});
+
+describe('hostile and MTO-fidelity index entries', () => {
+  const entry = (n: number, platform: unknown, annotations?: unknown): Record<string, unknown> => ({
+    digest: digest(n),
+    platform,
+    ...(annotations === undefined ? {} : { annotations }),
+  });
+
+  it('drops architecture names that are not plain names (prototype keys, junk), counting them', () => {
+    const hostile = JSON.parse(
+      JSON.stringify({
+        manifests: [
+          entry(1, { os: 'linux', architecture: 'constructor' }),
+          entry(2, { os: 'linux', architecture: 'amd64' }),
+          entry(3, { os: 'linux', architecture: 'toString' }),
+          entry(4, { os: 'linux', architecture: 'ARM64', variant: 'v8' }),
+          entry(5, { os: 'linux', architecture: 'x'.repeat(10_000) }),
+          entry(6, { os: 'linux', architecture: 'amd64\nevil' }),
+          entry(7, { os: 'linux', architecture: 's390x', variant: 'v1{}' }),
+          { digest: 'not a digest', platform: { os: 'linux', architecture: 'ppc64le' } },
+        ],
+      }).replace('"toString"', '"__proto__"'),
+    );
+    const { platforms, skipped } = readIndex(hostile, 'x');
+    // `constructor` and `__proto__` look like names, but `constructor` passes the syntax: it is just a string here,
+    // never a key into an object, so it cannot become a function or an object.
+    expect(platforms.map((p) => p.architecture)).toEqual(['constructor', 'amd64', 'arm64']);
+    expect(platforms.every((p) => typeof p.architecture === 'string')).toBe(true);
+    expect(skipped).toEqual({ attestation: 0, unknown: 0, invalid: 5 });
+  });
+
+  it('normalises through a Map: prototype names are not aliases', () => {
+    expect(normalizeArchitecture('constructor')).toBe('constructor');
+    expect(normalizeArchitecture('__proto__')).toBe('__proto__');
+    expect(isValidPlatformName('__proto__')).toBe(false);
+  });
+
+  it('skips entries carrying only vnd.docker.reference.digest as attestations, and keeps os "unknown"', () => {
+    const { platforms, skipped } = readIndex(
+      {
+        manifests: [
+          entry(1, { os: 'linux', architecture: 'amd64' }),
+          entry(2, { os: 'linux', architecture: 's390x' }, { 'vnd.docker.reference.digest': digest(1) }),
+          entry(3, { os: 'unknown', architecture: 'arm64' }),
+          entry(4, { os: 'unknown', architecture: 'unknown' }),
+        ],
+      },
+      'x',
+    );
+    expect(architecturesOf(platforms)).toEqual(['amd64', 'arm64']);
+    expect(skipped).toEqual({ attestation: 1, unknown: 1, invalid: 0 });
+  });
+
+  it('refuses an index with more entries than the budget before reading any entry', () => {
+    const manifests = Array.from({ length: defaultMaxIndexEntries + 1 }, () => 'not even an object');
+    expect(() => readIndex({ manifests }, 'img')).toThrow(
+      new RegExp(
+        `img: the index lists ${defaultMaxIndexEntries + 1} manifests, more than the ${defaultMaxIndexEntries} allowed`,
+      ),
+    );
+    let code = '';
+    try {
+      readIndex({ manifests }, 'img');
+    } catch (err) {
+      code = (err as { code: string }).code;
+    }
+    expect(code).toBe('TESSERA_REGISTRY_TOO_LARGE');
+  });
+
+  it('refuses a config whose architecture is not a plain name; drops an invalid variant', () => {
+    expect(() => factsOfConfig({ architecture: 'a'.repeat(100), os: 'linux' }, 'img')).toThrow(
+      /invalid architecture or os/,
+    );
+    expect(factsOfConfig({ architecture: 'arm', os: 'linux', variant: '<v7>' }, 'x').variant).toBeUndefined();
+    const labelsOnPrototype = JSON.parse('{"architecture":"amd64","config":{"Labels":{"__proto__":{}}}}');
+    expect(factsOfConfig(labelsOnPrototype, 'x').operatorBundle).toBe(false);
   });
 });

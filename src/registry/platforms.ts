@@ -28,19 +28,36 @@ export const bundleImageLabels: readonly string[] = [
   'operators.operatorframework.io.bundle.channel.default.v1',
 ];
 
-/** Annotation BuildKit puts on attestation entries of an index. */
+/** Annotations BuildKit puts on attestation entries of an index; either one marks an attestation (as for MTO). */
 export const attestationAnnotation = 'vnd.docker.reference.type';
+export const attestationSubjectAnnotation = 'vnd.docker.reference.digest';
 
-const architectureAliases: Readonly<Record<string, string>> = {
-  x86_64: 'amd64',
-  'x86-64': 'amd64',
-  aarch64: 'arm64',
-};
+/** Most entries an index may list; a larger index is refused before any entry is read. */
+export const defaultMaxIndexEntries = 1000;
+
+// A Map, not an object literal: registry text must never be looked up as a plain-object key (`constructor`).
+const architectureAliases: ReadonlyMap<string, string> = new Map([
+  ['x86_64', 'amd64'],
+  ['x86-64', 'amd64'],
+  ['aarch64', 'arm64'],
+]);
+
+/** Longest architecture, os or variant name accepted from a registry. */
+export const maxPlatformNameLength = 32;
+
+/**
+ * True for a plausible architecture, os or variant name (`amd64`, `linux`, `v8`, `ppc64le`): lowercase letters,
+ * digits, `.`, `_`, `-`, at most 32 characters. Length first, then a pattern without nested quantifiers: linear.
+ * Anything else from a registry (`__proto__`, `constructor`, control characters, huge strings) is not a platform.
+ */
+export function isValidPlatformName(name: string): boolean {
+  return name.length <= maxPlatformNameLength && /^[a-z0-9][a-z0-9._-]*$/.test(name);
+}
 
 /** Lowercase GOARCH name; `arm64/v8` -> `arm64`, `aarch64` -> `arm64`, `x86_64` -> `amd64`. */
 export function normalizeArchitecture(architecture: string): string {
   const base = architecture.toLowerCase().split('/')[0] ?? '';
-  return architectureAliases[base] ?? base;
+  return architectureAliases.get(base) ?? base;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -48,7 +65,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function stringField(value: Record<string, unknown>, key: string): string | undefined {
-  const field = value[key];
+  const field = Object.hasOwn(value, key) ? value[key] : undefined;
   return typeof field === 'string' ? field : undefined;
 }
 
@@ -56,28 +73,89 @@ function malformed(what: string, reason: string): RegistryError {
   return new RegistryError('TESSERA_REGISTRY_BAD_RESPONSE', `${what}: ${reason}`);
 }
 
+/** Why index entries were left out, counted (the keys are ours, never registry text). */
+export interface SkippedEntries {
+  /** Attestation manifests (`vnd.docker.reference.type` or `vnd.docker.reference.digest` annotation). */
+  readonly attestation: number;
+  /** Entries without a platform, or with architecture `unknown` or empty. */
+  readonly unknown: number;
+  /** Entries whose architecture, os, variant or digest is not valid syntax (see isValidPlatformName). */
+  readonly invalid: number;
+}
+
+export interface IndexPlatforms {
+  readonly platforms: ImagePlatform[];
+  readonly skipped: SkippedEntries;
+}
+
+/** Digest grammar of the OCI image spec, checked before a registry-sent digest enters a URL or message. */
+export const digestPattern = /^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{1,256}$/;
+
 /**
  * Platforms listed by an OCI index or Docker manifest list, in document order, without attestation entries,
- * entries whose architecture or os is `unknown`, and entries with no platform. `what` names the image in errors.
+ * entries whose architecture is `unknown` or missing, entries with no platform, and entries with invalid names
+ * (each counted in `skipped`). `os: unknown` with a real architecture is kept (MTO keeps it). An index with more
+ * than `maxEntries` entries is refused with TESSERA_REGISTRY_TOO_LARGE before any entry is read.
  */
-export function platformsOfIndex(index: unknown, what: string): ImagePlatform[] {
+export function readIndex(index: unknown, what: string, maxEntries = defaultMaxIndexEntries): IndexPlatforms {
   if (!isRecord(index) || !Array.isArray(index.manifests))
     throw malformed(what, 'the index has no "manifests" array');
+  if (index.manifests.length > maxEntries) {
+    throw new RegistryError(
+      'TESSERA_REGISTRY_TOO_LARGE',
+      `${what}: the index lists ${index.manifests.length} manifests, more than the ${maxEntries} allowed; refusing to read it`,
+    );
+  }
   const platforms: ImagePlatform[] = [];
-  for (const entry of index.manifests) {
+  const skipped = { attestation: 0, unknown: 0, invalid: 0 };
+  for (const entry of index.manifests as unknown[]) {
     if (!isRecord(entry)) throw malformed(what, 'an index entry is not an object');
     const digest = stringField(entry, 'digest');
     if (digest === undefined) throw malformed(what, 'an index entry has no digest');
     const annotations = entry.annotations;
-    if (isRecord(annotations) && annotations[attestationAnnotation] !== undefined) continue;
+    if (
+      isRecord(annotations) &&
+      (Object.hasOwn(annotations, attestationAnnotation) ||
+        Object.hasOwn(annotations, attestationSubjectAnnotation))
+    ) {
+      skipped.attestation++;
+      continue;
+    }
     const platform = entry.platform;
-    if (!isRecord(platform)) continue;
-    const architecture = normalizeArchitecture(stringField(platform, 'architecture') ?? '');
-    const os = stringField(platform, 'os') ?? '';
-    if (architecture === '' || architecture === 'unknown' || os === 'unknown') continue;
-    platforms.push({ os, architecture, variant: stringField(platform, 'variant') || undefined, digest });
+    if (!isRecord(platform)) {
+      skipped.unknown++;
+      continue;
+    }
+    const rawArchitecture = stringField(platform, 'architecture') ?? '';
+    // Long strings are invalid whatever they hold: do not even lowercase or split them.
+    const architecture =
+      rawArchitecture.length <= maxPlatformNameLength * 2
+        ? normalizeArchitecture(rawArchitecture)
+        : rawArchitecture;
+    if (architecture === '' || architecture === 'unknown') {
+      skipped.unknown++;
+      continue;
+    }
+    const os = (stringField(platform, 'os') ?? '').slice(0, maxPlatformNameLength + 1).toLowerCase();
+    const variant =
+      (stringField(platform, 'variant') ?? '').slice(0, maxPlatformNameLength + 1).toLowerCase() || undefined;
+    if (
+      !isValidPlatformName(architecture) ||
+      (os !== '' && !isValidPlatformName(os)) ||
+      (variant !== undefined && !isValidPlatformName(variant)) ||
+      !digestPattern.test(digest)
+    ) {
+      skipped.invalid++;
+      continue;
+    }
+    platforms.push({ os, architecture, variant, digest });
   }
-  return platforms;
+  return { platforms, skipped };
+}
+
+/** The platforms of `readIndex`, without the counts. */
+export function platformsOfIndex(index: unknown, what: string, maxEntries?: number): ImagePlatform[] {
+  return readIndex(index, what, maxEntries).platforms;
 }
 
 /** Digest and size of the config blob a single manifest points at. */
@@ -85,7 +163,7 @@ export function configDescriptorOf(manifest: unknown, what: string): { digest: s
   if (!isRecord(manifest) || !isRecord(manifest.config))
     throw malformed(what, 'the manifest has no "config" descriptor');
   const digest = stringField(manifest.config, 'digest');
-  const size = manifest.config.size;
+  const size = Object.hasOwn(manifest.config, 'size') ? manifest.config.size : undefined;
   if (digest === undefined || typeof size !== 'number')
     throw malformed(what, 'the config descriptor lacks digest or size');
   return { digest, size };
@@ -100,17 +178,37 @@ export interface ConfigFacts {
   readonly operatorBundle: boolean;
 }
 
-/** Reads `architecture`, `os`, `variant` and the labels of an image config blob. */
+/**
+ * Reads `architecture`, `os`, `variant` and the labels of an image config blob. An architecture or os that is
+ * not valid syntax (isValidPlatformName) is refused with TESSERA_REGISTRY_BAD_RESPONSE (it is the image's only
+ * platform, so dropping it would silently mean "runs nowhere"); an invalid variant is dropped.
+ */
 export function factsOfConfig(config: unknown, what: string): ConfigFacts {
   if (!isRecord(config)) throw malformed(what, 'the image config is not a JSON object');
-  const architecture = normalizeArchitecture(stringField(config, 'architecture') ?? '');
-  const inner = config.config;
-  const labels = isRecord(inner) && isRecord(inner.Labels) ? inner.Labels : {};
+  const rawArchitecture = stringField(config, 'architecture') ?? '';
+  const architecture =
+    rawArchitecture.length <= maxPlatformNameLength * 2
+      ? normalizeArchitecture(rawArchitecture)
+      : rawArchitecture;
+  const os = (stringField(config, 'os') ?? '').slice(0, maxPlatformNameLength + 1).toLowerCase();
+  if (
+    (architecture !== '' && !isValidPlatformName(architecture)) ||
+    (os !== '' && !isValidPlatformName(os))
+  ) {
+    throw malformed(
+      what,
+      'the image config names an invalid architecture or os (expected a short lowercase name such as amd64 or linux); rebuild or re-push the image',
+    );
+  }
+  const variant = stringField(config, 'variant') || undefined;
+  const inner = Object.hasOwn(config, 'config') ? config.config : undefined;
+  const labels =
+    isRecord(inner) && Object.hasOwn(inner, 'Labels') && isRecord(inner.Labels) ? inner.Labels : {};
   return {
-    os: stringField(config, 'os') ?? '',
+    os,
     architecture,
-    variant: stringField(config, 'variant') || undefined,
-    operatorBundle: bundleImageLabels.some((label) => label in labels),
+    variant: variant !== undefined && isValidPlatformName(variant) ? variant : undefined,
+    operatorBundle: bundleImageLabels.some((label) => Object.hasOwn(labels, label)),
   };
 }
 

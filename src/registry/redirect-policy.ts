@@ -1,6 +1,9 @@
 // Decides whether a registry redirect may be followed, so a registry named in a pod spec cannot steer the
 // controller at cloud metadata, node-local or cluster-internal services (SSRF). Pure: the transport asks before
-// connecting. Limit: only literal IP addresses (and `localhost`) are classified; a hostname that resolves to a
+// connecting, for every redirect hop and for the first request too (then `from` is the origin: a registry the
+// pod named, or for a token realm the registry that named it), so an image on 169.254.169.254 is refused like a
+// redirect there (the default verdict applies; a RedirectPolicy hook decides redirects only). A registry on a
+// loopback or private literal stays reachable (tests, dev, in-cluster registries). Limit: only literal IP addresses (and `localhost`) are classified; a hostname that resolves to a
 // private or link-local address is treated as public, since names are resolved later by the HTTP library.
 
 /** How far an address reaches: public hosts (and every hostname) vs. addresses that must not be redirected to. */
@@ -96,6 +99,9 @@ export function addressClass(hostname: string): AddressClass {
   if (v6 !== undefined) return classOfIpv6(v6);
   return 'public';
 }
+
+/** Error code of a connection refused because its host name resolved to a link-local or unspecified address. */
+export const addressRefusedCode = 'ETESSERA_ADDRESS_REFUSED';
 
 const refuse = (reason: string): RedirectVerdict => ({ allow: false, reason });
 

@@ -2,9 +2,14 @@
 // policy) it tries each credential the keyring matches for that source, kubelet-style (no anonymous fallback
 // once credentials match), reads the manifest and, for a single manifest, its config blob. Not cached: wrap
 // it in CachingInspector. Owns its DistributionClient unless one is passed in; call close() when done.
-import { DistributionClient, type DistributionClientOptions } from './distribution-client.js';
+import { KeyedConcurrencyLimit } from './concurrency-limit.js';
+import {
+  DistributionClient,
+  type DistributionClientOptions,
+  type FetchedManifest,
+} from './distribution-client.js';
 import { isAnonymousCredential, type RegistryCredential } from './docker-config.js';
-import { RegistryError } from './errors.js';
+import { InvalidArgumentError, isAbort, RegistryError } from './errors.js';
 import type { RedirectPolicy } from './redirect-policy.js';
 import type { ImageInspection, ImageInspector, InspectOptions } from './inspector.js';
 import { Keyring } from './keyring.js';
@@ -19,8 +24,10 @@ import {
   allArchitectures,
   architecturesOf,
   configDescriptorOf,
+  defaultMaxIndexEntries,
   factsOfConfig,
-  platformsOfIndex,
+  readIndex,
+  type ConfigFacts,
 } from './platforms.js';
 import { formatReference, manifestReference, parseImageReference, type ImageReference } from './reference.js';
 
@@ -31,6 +38,23 @@ export interface RegistryInspectorOptions extends DistributionClientOptions {
   readonly policy?: () => RegistryPolicy;
   /** Largest config blob accepted, in bytes. Default: 8 MiB. */
   readonly maxConfigBytes?: number;
+  /**
+   * Read the first runnable manifest of an index (and its config) to recognise an operator bundle published as
+   * an index, as MTO does: one or two more requests per index. Default: true.
+   */
+  readonly probeIndexForBundle?: boolean;
+  /** Most entries an index may list; larger ones fail with TESSERA_REGISTRY_TOO_LARGE. Default: 1000. */
+  readonly maxIndexEntries?: number;
+  /**
+   * Registry inspections running at once across all callers (cache hits take no slot); bounds the manifests held
+   * in memory. Default: 32.
+   */
+  readonly maxConcurrentInspections?: number;
+  /**
+   * Registry inspections running at once per caller (InspectOptions.concurrencyGroup, by default the keyring
+   * object: one per pod), so one pod with many images cannot take every slot. Default: 4.
+   */
+  readonly maxConcurrentInspectionsPerCaller?: number;
   /**
    * Token realm hosts (`host` or `host:port`) that may receive credentials besides the registry's own host and
    * parent domain, e.g. a separate auth server. Ignored when `client` is given (configure that client instead).
@@ -49,15 +73,60 @@ export class RegistryInspector implements ImageInspector {
   private readonly ownsClient: boolean;
   private readonly policy: () => RegistryPolicy;
   private readonly maxConfigBytes: number;
+  private readonly maxIndexEntries: number;
+  private readonly probeIndexForBundle: boolean;
+  private readonly allSlots: KeyedConcurrencyLimit;
+  private readonly perCallerLimit: number;
+  /** Per-caller slots, keyed by the caller's group object; collected with it. */
+  private readonly callerSlots = new WeakMap<object, KeyedConcurrencyLimit>();
 
   constructor(options: RegistryInspectorOptions = {}) {
     this.client = options.client ?? new DistributionClient(options);
     this.ownsClient = options.client === undefined;
     this.policy = options.policy ?? (() => emptyRegistryPolicy);
     this.maxConfigBytes = options.maxConfigBytes ?? 8 * 1024 * 1024;
+    this.maxIndexEntries = options.maxIndexEntries ?? defaultMaxIndexEntries;
+    this.probeIndexForBundle = options.probeIndexForBundle ?? true;
+    const all = options.maxConcurrentInspections ?? 32;
+    const perCaller = options.maxConcurrentInspectionsPerCaller ?? 4;
+    for (const [field, value] of [
+      ['maxConcurrentInspections', all],
+      ['maxConcurrentInspectionsPerCaller', perCaller],
+      ['maxIndexEntries', this.maxIndexEntries],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 1)
+        throw new InvalidArgumentError(field, `must be a positive integer, not ${value}`);
+    }
+    this.allSlots = new KeyedConcurrencyLimit(all);
+    this.perCallerLimit = perCaller;
+  }
+
+  /** Inspections running now (for tests and metrics). */
+  get running(): number {
+    return this.allSlots.running('all');
   }
 
   async inspect(image: string, options: InspectOptions = {}): Promise<ImageInspection> {
+    const group =
+      options.concurrencyGroup ??
+      (options.keyring !== undefined && options.keyring !== Keyring.empty ? options.keyring : undefined);
+    let callerSlots = group === undefined ? undefined : this.callerSlots.get(group);
+    if (group !== undefined && callerSlots === undefined) {
+      callerSlots = new KeyedConcurrencyLimit(this.perCallerLimit);
+      this.callerSlots.set(group, callerSlots);
+    }
+    const run = (): Promise<ImageInspection> =>
+      this.allSlots.run('all', () => this.inspectNow(image, options), options.signal);
+    try {
+      return await (callerSlots === undefined ? run() : callerSlots.run('caller', run, options.signal));
+    } catch (err) {
+      if (err instanceof RegistryError || options.signal?.aborted !== true) throw err;
+      // Cancelled while waiting for a slot.
+      throw new RegistryError('TESSERA_REGISTRY_ABORTED', `image ${image}: cancelled`, { cause: err });
+    }
+  }
+
+  private async inspectNow(image: string, options: InspectOptions): Promise<ImageInspection> {
     const ref = parseImageReference(image);
     const keyring = options.keyring ?? Keyring.empty;
     const policy = this.policy();
@@ -152,34 +221,23 @@ export class RegistryInspector implements ImageInspector {
       source: `${source.registry}/${source.repository}`,
     };
     if (manifest.kind === 'index') {
-      const platforms = platformsOfIndex(manifest.json, what);
+      const { platforms, skipped } = readIndex(manifest.json, what, this.maxIndexEntries);
+      // Like MTO: an operator bundle published as an index is recognised by the config of its first runnable
+      // manifest, and then counts as every architecture.
+      const first = platforms[0];
+      let operatorBundle = false;
+      if (first !== undefined && this.probeIndexForBundle)
+        operatorBundle = await this.isBundle(source, first.digest, credential, what, signal);
       return {
         ...common,
         kind: 'index',
         platforms,
-        architectures: architecturesOf(platforms),
-        operatorBundle: false,
+        architectures: operatorBundle ? [...allArchitectures] : architecturesOf(platforms),
+        operatorBundle,
+        skippedEntries: skipped,
       };
     }
-    const config = configDescriptorOf(manifest.json, what);
-    if (config.size > this.maxConfigBytes) {
-      throw new RegistryError(
-        'TESSERA_REGISTRY_TOO_LARGE',
-        `${what}: the image config is ${config.size} bytes, above the ${this.maxConfigBytes}-byte limit`,
-      );
-    }
-    const blob = await this.client.getBlob(source, config.digest, credential, this.maxConfigBytes, signal);
-    let configJson: unknown;
-    try {
-      configJson = JSON.parse(blob.toString('utf8'));
-    } catch (err) {
-      throw new RegistryError(
-        'TESSERA_REGISTRY_BAD_RESPONSE',
-        `${what}: the image config is not valid JSON`,
-        { cause: err },
-      );
-    }
-    const facts = factsOfConfig(configJson, what);
+    const facts = await this.configFacts(manifest, source, credential, what, signal);
     const platforms =
       facts.architecture === ''
         ? []
@@ -198,6 +256,56 @@ export class RegistryInspector implements ImageInspector {
       architectures: facts.operatorBundle ? [...allArchitectures] : architecturesOf(platforms),
       operatorBundle: facts.operatorBundle,
     };
+  }
+
+  /**
+   * Whether the index entry `digest` is an operator bundle manifest. A failure here (a registry that lists a child
+   * it cannot serve) only means "not known to be a bundle": the index's own platforms still stand.
+   */
+  private async isBundle(
+    source: PullSource,
+    digest: string,
+    credential: RegistryCredential | undefined,
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    try {
+      const child = await this.client.getManifest(source, digest, credential, signal);
+      if (child.kind !== 'manifest') return false;
+      return (await this.configFacts(child, source, credential, what, signal)).operatorBundle;
+    } catch (err) {
+      if (isAbort(err) || !(err instanceof RegistryError)) throw err;
+      return false;
+    }
+  }
+
+  /** Reads the config blob of single manifest `manifest` (size-checked before the request). */
+  private async configFacts(
+    manifest: FetchedManifest,
+    source: PullSource,
+    credential: RegistryCredential | undefined,
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<ConfigFacts> {
+    const config = configDescriptorOf(manifest.json, what);
+    if (config.size > this.maxConfigBytes) {
+      throw new RegistryError(
+        'TESSERA_REGISTRY_TOO_LARGE',
+        `${what}: the image config is ${config.size} bytes, above the ${this.maxConfigBytes}-byte limit`,
+      );
+    }
+    const blob = await this.client.getBlob(source, config.digest, credential, this.maxConfigBytes, signal);
+    let configJson: unknown;
+    try {
+      configJson = JSON.parse(blob.toString('utf8'));
+    } catch (err) {
+      throw new RegistryError(
+        'TESSERA_REGISTRY_BAD_RESPONSE',
+        `${what}: the image config is not valid JSON`,
+        { cause: err },
+      );
+    }
+    return factsOfConfig(configJson, what);
   }
 
   async close(): Promise<void> {

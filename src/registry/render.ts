@@ -20,6 +20,8 @@ export function inspectionDocument(inspection: ImageInspection): Record<string, 
       variant: p.variant ?? null,
       digest: p.digest,
     })),
+    // Index entries left out (attestations, unknown or invalid platforms), so a surprising result can be explained.
+    ...(inspection.skippedEntries ? { skippedEntries: { ...inspection.skippedEntries } } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 // Bearer tokens per (realm, service, scope, credential), kept until shortly before they expire. Concurrent
 // requests for the same key share one token request. Bounded (LRU) so a long-running controller that sees many
-// repositories does not grow without limit. Time comes from the injected clock.
+// repositories does not grow without limit, by count and by bytes. Time comes from the injected clock.
 import { LRUCache } from 'lru-cache';
 
 interface Entry {
@@ -14,6 +14,8 @@ export interface TokenCacheOptions {
   readonly now?: () => number;
   /** Tokens kept. Default: 1024. */
   readonly max?: number;
+  /** Estimated bytes of tokens and keys kept (a token response may be up to 1 MiB). Default: 8 MiB. */
+  readonly maxBytes?: number;
   /** Margin before expiry at which a token is dropped, in ms. Default: 10_000. */
   readonly expiryMarginMs?: number;
 }
@@ -25,7 +27,11 @@ export class TokenCache {
   private readonly marginMs: number;
 
   constructor(options: TokenCacheOptions = {}) {
-    this.entries = new LRUCache({ max: options.max ?? 1024 });
+    this.entries = new LRUCache<string, Entry>({
+      max: options.max ?? 1024,
+      maxSize: options.maxBytes ?? 8 * 1024 * 1024,
+      sizeCalculation: (entry, key) => 128 + (entry.token.length + key.length) * 2,
+    });
     this.now = options.now ?? Date.now;
     this.marginMs = options.expiryMarginMs ?? 10_000;
   }

@@ -6,8 +6,8 @@
 // The caller owns `close()`. Errors are RegistryResponseError with URLs that never carry credentials.
 // The HTTP library (undici by default, node:https for one-shot commands) is loaded on first use.
 import { RegistryError, RegistryResponseError } from './errors.js';
-import type { ExchangeOptions, ExchangeResponse, HttpExchange } from './http-exchange.js';
-import { defaultRedirectVerdict, type RedirectPolicy } from './redirect-policy.js';
+import type { ExchangeOptions, ExchangeResponse, HostLookup, HttpExchange } from './http-exchange.js';
+import { addressRefusedCode, defaultRedirectVerdict, type RedirectPolicy } from './redirect-policy.js';
 import { registryText } from './registry-text.js';
 import {
   defaultRetryPolicy,
@@ -42,10 +42,31 @@ export interface TransportOptions {
   /** Connections kept per origin. Default: 16. */
   readonly connectionsPerOrigin?: number;
   /**
+   * Host name resolver (tests inject one). Default: dns.lookup. Either way, names resolving to link-local or
+   * unspecified addresses are refused at connect time (TESSERA_REGISTRY_BLOCKED).
+   */
+  readonly lookup?: HostLookup;
+  /**
+   * Told the technical detail of every failure to reach a host (refused, timed out, reset, TLS), which the error
+   * itself does not carry in its message: tenants see one uniform message, so the operator log is where the
+   * detail belongs. Default: none.
+   */
+  readonly onUnreachable?: (event: UnreachableEvent) => void;
+  /**
    * HTTP library: 'undici' (pooled; for controllers) or 'node' (node:https, already loaded by Node; for one-shot
    * commands that must start fast). Default: 'undici'.
    */
   readonly httpClient?: 'undici' | 'node';
+}
+
+/** Operator-only detail of a failure to reach a host (see TransportOptions.onUnreachable). */
+export interface UnreachableEvent {
+  /** URL without credentials or query. */
+  readonly url: string;
+  readonly what: string;
+  /** Node/undici error code (`ECONNREFUSED`, `UND_ERR_CONNECT_TIMEOUT`, `ERR_SSL_...`) or `TIMEOUT`. */
+  readonly code: string;
+  readonly message: string;
 }
 
 export interface HttpResponse {
@@ -70,6 +91,11 @@ export interface GetOptions {
   readonly signal?: AbortSignal;
   /** Describes the request in error messages (`manifest of quay.io/x:y`). */
   readonly what: string;
+  /**
+   * Where the request comes from, for the address policy of its first hop: a token realm named by a registry is
+   * judged as a redirect from that registry. Default: the URL itself (a registry the pod named).
+   */
+  readonly origin?: URL;
 }
 
 const errorBodyLimit = 64 * 1024;
@@ -78,6 +104,10 @@ const errorBodyLimit = 64 * 1024;
 function isTimeout(err: unknown): boolean {
   const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
   return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT';
+}
+
+function errorCode(err: unknown): string {
+  return typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
 }
 
 /** Node's codes for certificates that do not verify: retrying cannot help, the trust configuration must change. */
@@ -123,12 +153,14 @@ export class RegistryTransport {
   private readonly sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   private readonly now: () => number;
   private readonly random: () => number;
+  private readonly onUnreachable: ((event: UnreachableEvent) => void) | undefined;
 
   constructor(options: TransportOptions = {}) {
     this.exchangeOptions = {
       caCertificates: options.caCertificates ?? [],
       connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
       connectionsPerOrigin: options.connectionsPerOrigin ?? 16,
+      ...(options.lookup ? { lookup: options.lookup } : {}),
     };
     this.httpClient = options.httpClient ?? 'undici';
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
@@ -138,6 +170,7 @@ export class RegistryTransport {
     this.sleep = options.sleep ?? defaultSleep;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.onUnreachable = options.onUnreachable;
   }
 
   private getExchange(): Promise<HttpExchange> {
@@ -179,6 +212,20 @@ export class RegistryTransport {
   }
 
   private async followRedirects(start: URL, options: GetOptions): Promise<HttpResponse> {
+    // The first hop passes the same address policy as a redirect: an image reference (or a realm) naming a
+    // link-local or unspecified address (cloud metadata, node-local services) is never contacted.
+    const origin = options.origin ?? start;
+    const firstHop = { origin, from: origin, to: start, targetInsecure: options.insecure };
+    // The default verdict only: the RedirectPolicy hook decides redirects, not the address a pod named.
+    const firstVerdict = defaultRedirectVerdict(firstHop);
+    if (!firstVerdict.allow) {
+      throw new RegistryResponseError(
+        'TESSERA_REGISTRY_BLOCKED',
+        redactedUrl(start),
+        undefined,
+        `${options.what}: refusing to contact ${registryText(start.host)}: ${registryText(firstVerdict.reason)}; the operator does not reach such addresses`,
+      );
+    }
     let url = start;
     let headers = { ...options.headers };
     let insecure = options.insecure;
@@ -273,27 +320,22 @@ export class RegistryTransport {
         timeoutMs: this.attemptTimeoutMs,
       });
     } catch (err) {
-      if (deadline.aborted || isTimeout(err)) throw timedOut();
-      if (options.signal?.aborted) throw this.aborted(url, options, options.signal.reason);
-      const message = err instanceof Error ? err.message : String(err);
-      const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
-      if (untrustedCertificateCodes.has(code)) {
+      if (options.signal?.aborted && !deadline.aborted)
+        throw this.aborted(url, options, options.signal.reason);
+      const code = deadline.aborted || isTimeout(err) ? 'TIMEOUT' : errorCode(err);
+      if (
+        code === addressRefusedCode ||
+        errorCode((err as { cause?: unknown } | undefined)?.cause) === addressRefusedCode
+      ) {
         throw new RegistryResponseError(
-          'TESSERA_REGISTRY_UNAVAILABLE',
+          'TESSERA_REGISTRY_BLOCKED',
           redactedUrl(url),
           undefined,
-          `${options.what}: the TLS certificate of ${url.host} is not trusted (${message}); add its CA bundle, or mark the registry insecure`,
-          { cause: err, retryable: false },
+          `${options.what}: refusing to contact ${registryText(url.host)}: it resolves to a link-local or unspecified address; the operator does not reach such addresses`,
+          { cause: err },
         );
       }
-      throw new RegistryResponseError(
-        'TESSERA_REGISTRY_UNAVAILABLE',
-        redactedUrl(url),
-        undefined,
-        `${options.what}: cannot reach ${url.host} (${message})`,
-        // A TLS protocol failure (e.g. the server speaks plain http) will not heal by itself.
-        { cause: err, retryable: !(code.startsWith('ERR_SSL_') || code === 'EPROTO') },
-      );
+      throw this.unreachable(url, options, code, err);
     }
     const status = response.status;
     const limit = status >= 200 && status < 300 ? options.maxBodyBytes : errorBodyLimit;
@@ -329,6 +371,26 @@ export class RegistryTransport {
       );
     }
     return { status, headers: responseHeaders, body: Buffer.concat(chunks), url };
+  }
+
+  /**
+   * No HTTP answer from `url`'s host: refused, silent, reset, not TLS, untrusted certificate or timed out. One
+   * message for all, so the text a tenant sees (pod annotations, events) cannot tell open, silent and closed ports
+   * apart; the detail goes to `onUnreachable` (the operator log) and stays in `cause`. Retryable unless retrying
+   * cannot help (a certificate that does not verify, a peer that does not speak TLS).
+   */
+  private unreachable(url: URL, options: GetOptions, code: string, err: unknown): RegistryError {
+    const message = err instanceof Error ? err.message : String(err);
+    this.onUnreachable?.({ url: redactedUrl(url), what: options.what, code, message });
+    const permanent = untrustedCertificateCodes.has(code) || code.startsWith('ERR_SSL_') || code === 'EPROTO';
+    return new RegistryResponseError(
+      'TESSERA_REGISTRY_UNAVAILABLE',
+      redactedUrl(url),
+      undefined,
+      `${options.what}: cannot reach ${url.host}: no usable answer (refused, timed out, or TLS not accepted); ` +
+        'check the address, the network path from the operator, and the CA bundle for this registry',
+      { cause: err, retryable: !permanent },
+    );
   }
 
   private tooLarge(url: URL, options: GetOptions, size: number, limit: number): RegistryError {

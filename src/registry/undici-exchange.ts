@@ -3,6 +3,7 @@
 import { Agent, request } from 'undici';
 import {
   joinHeaders,
+  refusingLookup,
   trustOptions,
   type ExchangeOptions,
   type ExchangeRequest,
@@ -17,8 +18,12 @@ export class UndiciExchange implements HttpExchange {
   constructor(options: ExchangeOptions) {
     const connections = options.connectionsPerOrigin;
     const timeout = options.connectTimeoutMs;
-    this.secure = new Agent({ connections, connect: { timeout, ...trustOptions(options.caCertificates) } });
-    this.insecure = new Agent({ connections, connect: { timeout, rejectUnauthorized: false } });
+    const lookup = refusingLookup(options.lookup);
+    this.secure = new Agent({
+      connections,
+      connect: { timeout, lookup, ...trustOptions(options.caCertificates) },
+    });
+    this.insecure = new Agent({ connections, connect: { timeout, lookup, rejectUnauthorized: false } });
   }
 
   async send(req: ExchangeRequest): Promise<ExchangeResponse> {

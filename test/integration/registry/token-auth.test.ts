@@ -39,6 +39,9 @@ beforeAll(async () => {
   keyring = Keyring.of(parseDockerConfigJson(registry.dockerConfigJson('carol'), 'test/token-secret'));
 });
 
+/** The dev registry's token issuer runs on another port of 127.0.0.1: another origin, so it must be trusted explicitly. */
+const realmHost = (): string => new URL(registry.tokenRealm ?? '').host;
+
 afterAll(async () => {
   await registry?.stop();
   rmSync(stateDir, { recursive: true, force: true });
@@ -46,7 +49,10 @@ afterAll(async () => {
 
 describe('Bearer token flow', () => {
   it('gets a token for the repository scope and inspects with it; later requests reuse the token', async () => {
-    const inspector = new RegistryInspector({ caCertificates: [registry.caCertPem] });
+    const inspector = new RegistryInspector({
+      caCertificates: [registry.caCertPem],
+      trustedRealmHosts: [realmHost()],
+    });
     try {
       const first = await inspector.inspect(`${registry.host}/apps/web:v1`, { keyring });
       expect(first.architectures).toEqual(['amd64', 'arm64']);
@@ -64,7 +70,7 @@ describe('Bearer token flow', () => {
           .accessLog()
           .slice(logAfterFirst)
           .map((e) => e.status),
-      ).toEqual([200]);
+      ).toEqual([200, 200, 200]); // index, first platform manifest and its config (bundle probe): no 401
 
       // Another repository is another scope: one new token, still no 401 round trip (the challenge is known).
       expect((await inspector.inspect(`${registry.host}/apps/db:v1`, { keyring })).architectures).toEqual([
@@ -78,7 +84,10 @@ describe('Bearer token flow', () => {
   });
 
   it('refuses anonymous access (the issuer grants nothing, the registry answers 401)', async () => {
-    const inspector = new RegistryInspector({ caCertificates: [registry.caCertPem] });
+    const inspector = new RegistryInspector({
+      caCertificates: [registry.caCertPem],
+      trustedRealmHosts: [realmHost()],
+    });
     try {
       const err = await failure(inspector.inspect(`${registry.host}/apps/web:v1`));
       expect(err.code).toBe('TESSERA_REGISTRY_UNAUTHORIZED');
@@ -92,7 +101,10 @@ describe('Bearer token flow', () => {
   });
 
   it('reports credentials the token service refuses, without the password', async () => {
-    const inspector = new RegistryInspector({ caCertificates: [registry.caCertPem] });
+    const inspector = new RegistryInspector({
+      caCertificates: [registry.caCertPem],
+      trustedRealmHosts: [realmHost()],
+    });
     const wrong = Keyring.of([
       { key: registry.host, credential: { username: 'carol', password: 'not-her-password' } },
     ]);
