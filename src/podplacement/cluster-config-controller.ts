@@ -27,6 +27,8 @@ export interface ClusterConfigControllerOptions {
   controllerReady: () => boolean;
   webhookReady: () => boolean;
   endpoint: WebhookEndpoint;
+  /** The operator's namespace: the API server never sends its pods (nor kube-*, openshift-*) to the webhook. */
+  operatorNamespace: string;
   /** Current trust material for the webhook (CA bundle or service-ca injection). */
   trust: () => WebhookTlsTrust;
   clock: Clock;
@@ -160,7 +162,12 @@ export class ClusterConfigController {
     selector: LabelSelector | undefined,
     signal: AbortSignal,
   ): Promise<void> {
-    const desired = mutatingWebhookConfiguration(this.o.endpoint, this.o.trust(), selector);
+    const desired = mutatingWebhookConfiguration(
+      this.o.endpoint,
+      this.o.trust(),
+      selector,
+      this.o.operatorNamespace,
+    );
     let existing: WebhookConfigurationObject | undefined;
     try {
       existing = await this.o.webhookConfigurations.get({ name: MUTATING_WEBHOOK.configurationName }, signal);
@@ -256,6 +263,7 @@ export function sameWebhooks(
           h['name'],
           cc,
           h['namespaceSelector'] ?? {},
+          h['matchConditions'] ?? [],
           h['rules'],
           h['failurePolicy'],
           h['sideEffects'],

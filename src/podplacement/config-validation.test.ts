@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AdmissionRequest } from '../runtime/index.js';
+import { FakeClock, type AdmissionRequest } from '../runtime/index.js';
 import { clusterConfig, podPlacementConfig } from './builders.js';
 import {
   ClusterConfigValidator,
@@ -101,44 +101,109 @@ describe('validating handlers', () => {
     object,
     namespace,
   });
+  /** Cache and API server may differ (the cache lags); `namespaces` records the API reads. */
   const reader = (
     exists: boolean,
     configs: ReturnType<typeof ppc>[],
-  ): ConfigReader & { namespaces: (string | undefined)[] } => {
-    const namespaces: (string | undefined)[] = [];
+    api: { exists?: boolean; configs?: ReturnType<typeof ppc>[] } = {},
+  ): ConfigReader & { namespaces: string[]; gets: () => number; counts: () => number } => {
+    const namespaces: string[] = [];
+    let gets = 0;
+    let counts = 0;
     return {
       namespaces,
-      clusterConfigExists: async () => exists,
+      gets: () => gets,
+      counts: () => counts,
+      cachedClusterConfigExists: () => exists,
+      clusterConfigExists: async () => {
+        gets++;
+        return api.exists ?? exists;
+      },
+      cachedPodPlacementConfigs: () => configs,
       podPlacementConfigs: async (ns) => {
         namespaces.push(ns);
-        return configs;
+        return api.configs ?? configs;
+      },
+      cachedPodPlacementConfigCount: () => {
+        counts++;
+        return configs.length;
       },
     };
   };
+  const signal = new AbortController().signal;
 
-  it('PodPlacementConfig handler reads the request namespace and denies with 422', async () => {
+  it('PodPlacementConfig handler refuses a clash the cache shows with 422, without reading the API server', async () => {
     const r = reader(true, [ppc('a', 3)]);
     const result = await new PodPlacementConfigValidator(r).handle(
       request('CREATE', ppc('b', 3), 'ns'),
-      new AbortController().signal,
+      signal,
     );
     expect(result.allowed).toBe(false);
     expect(result.status?.code).toBe(422);
-    expect(r.namespaces).toEqual(['ns']);
+    expect(r.namespaces).toEqual([]);
   });
 
-  it('ClusterPodPlacementConfig handler lists configs cluster-wide on DELETE', async () => {
-    const r = reader(true, [ppc('a', 3)]);
-    const result = await new ClusterConfigValidator(r).handle(
-      request('DELETE', undefined),
-      new AbortController().signal,
+  it('confirms what the cache would admit: a config created a moment ago is seen', async () => {
+    const backToBack = reader(true, [], { configs: [ppc('a', 3)] });
+    const clash = await new PodPlacementConfigValidator(backToBack).handle(
+      request('CREATE', ppc('b', 3), 'ns'),
+      signal,
+    );
+    expect(clash.allowed).toBe(false);
+    expect(backToBack.namespaces).toEqual(['ns']);
+    const justCreated = reader(false, [], { exists: true });
+    const ok = await new PodPlacementConfigValidator(justCreated).handle(
+      request('CREATE', ppc('b', 3), 'ns'),
+      signal,
+    );
+    expect(ok.allowed).toBe(true);
+    expect(justCreated.gets()).toBe(1);
+  });
+
+  it('spends at most its read budget however many reviews arrive; beyond it the cache decides', async () => {
+    const clock = new FakeClock();
+    const r = reader(true, []);
+    const validator = new PodPlacementConfigValidator(r, {
+      clock,
+      confirmingReadsPerSecond: 5,
+      confirmingReadsBurst: 20,
+    });
+    const flood = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const result = await validator.handle(request('CREATE', ppc(`p${i}`, i % 256), 'ns'), signal);
+        expect(result.allowed).toBe(true);
+      }
+    };
+    await flood(1_000);
+    expect(r.namespaces).toHaveLength(20);
+    clock.step(1_000);
+    await flood(1_000);
+    expect(r.namespaces).toHaveLength(25);
+    expect(r.gets()).toBe(0); // the cached cluster config needs no confirmation
+  });
+
+  it('refuses a PodPlacementConfig review without a namespace before reading anything', async () => {
+    const r = reader(true, []);
+    const anonymous = ppc('b', 3);
+    delete anonymous.metadata.namespace;
+    const result = await new PodPlacementConfigValidator(r).handle(
+      request('CREATE', anonymous, undefined),
+      signal,
     );
     expect(result.allowed).toBe(false);
-    expect(r.namespaces).toEqual([undefined]);
-    const ok = await new ClusterConfigValidator(reader(true, [])).handle(
-      request('UPDATE', clusterConfig()),
-      new AbortController().signal,
-    );
+    expect(result.status?.code).toBe(400);
+    expect(r.namespaces).toEqual([]);
+  });
+
+  it('ClusterPodPlacementConfig handler counts configs in the cache on DELETE, never listing them', async () => {
+    const r = reader(true, [ppc('a', 3)]);
+    for (let i = 0; i < 50; i++) {
+      const result = new ClusterConfigValidator(r).handle(request('DELETE', undefined));
+      expect(result.allowed).toBe(false);
+    }
+    expect(r.namespaces).toEqual([]);
+    expect(r.counts()).toBe(50);
+    const ok = new ClusterConfigValidator(reader(true, [])).handle(request('UPDATE', clusterConfig()));
     expect(ok.allowed).toBe(true);
   });
 });

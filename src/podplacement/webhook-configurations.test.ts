@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { sameWebhooks } from './cluster-config-controller.js';
 import { MUTATING_WEBHOOK } from './constants.js';
-import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from './webhook-configurations.js';
+import {
+  CLUSTER_CONFIG_DELETE_WEBHOOK_NAME,
+  mutatingWebhookConfiguration,
+  systemNamespaceMatchConditions,
+  validatingWebhookConfiguration,
+} from './webhook-configurations.js';
 
 const service = { kind: 'service' as const, namespace: 'op', name: MUTATING_WEBHOOK.serviceName, port: 443 };
 const selector = {
@@ -10,7 +15,7 @@ const selector = {
 
 describe('webhook configurations', () => {
   it('gates pod creation only, fails open, and carries the namespaceSelector', () => {
-    const mwc = mutatingWebhookConfiguration(service, { caBundlePem: 'PEM' }, selector);
+    const mwc = mutatingWebhookConfiguration(service, { caBundlePem: 'PEM' }, selector, 'op');
     const hook = mwc.webhooks[0] ?? {};
     expect(mwc.metadata.name).toBe('pod-placement-mutating-webhook-configuration');
     expect(hook['name']).toBe('pod-placement-scheduling-gate.multiarch.openshift.io');
@@ -42,34 +47,87 @@ describe('webhook configurations', () => {
       { kind: 'url', baseUrl: 'https://127.0.0.1:9443/' },
       {},
       undefined,
+      'op',
     );
     expect(byUrl.webhooks[0]?.['clientConfig']).toEqual({
       url: 'https://127.0.0.1:9443/add-pod-scheduling-gate',
     });
     expect(byUrl.webhooks[0]?.['namespaceSelector']).toEqual({});
-    const ocp = validatingWebhookConfiguration(service, { serviceCaInjection: true });
+    const ocp = validatingWebhookConfiguration(
+      service,
+      { serviceCaInjection: true },
+      { operatorNamespace: 'op' },
+    );
     expect(ocp.metadata.annotations).toEqual({ 'service.beta.openshift.io/inject-cabundle': 'true' });
-    expect(ocp.webhooks.map((w) => w['failurePolicy'])).toEqual(['Fail', 'Fail']);
+  });
+
+  it('keeps system namespaces and the operator namespace away from the webhooks, in the API server', () => {
+    const conditions = systemNamespaceMatchConditions('op');
+    expect(conditions.map((c) => c['expression'])).toEqual([
+      '!request.namespace.startsWith("kube-")',
+      '!request.namespace.startsWith("openshift-")',
+      'request.namespace != "op"',
+    ]);
+    expect(
+      mutatingWebhookConfiguration(service, {}, selector, 'op').webhooks[0]?.['matchConditions'],
+    ).toEqual(conditions);
+    const vwc = validatingWebhookConfiguration(service, {}, { operatorNamespace: 'op' });
+    expect(vwc.webhooks.map((w) => w['matchConditions'])).toEqual([undefined, undefined, conditions]);
+    // Embedded in CEL: anything but a namespace name is refused rather than quoted.
+    expect(() => systemNamespaceMatchConditions('x" || true || "')).toThrow('not a valid namespace name');
+  });
+
+  it('never blocks deleting the cluster config when the webhook is down, while config writes fail closed', () => {
+    const vwc = validatingWebhookConfiguration(service, {}, { operatorNamespace: 'op' });
+    const summary = vwc.webhooks.map((w) => [
+      w['name'],
+      (w['rules'] as { operations: string[]; resources: string[] }[])[0]?.operations,
+      (w['rules'] as { operations: string[]; resources: string[] }[])[0]?.resources,
+      w['failurePolicy'],
+    ]);
+    expect(summary).toEqual([
+      [
+        'validate-clusterpodplacementconfig.multiarch.openshift.io',
+        ['CREATE', 'UPDATE'],
+        ['clusterpodplacementconfigs'],
+        'Fail',
+      ],
+      [CLUSTER_CONFIG_DELETE_WEBHOOK_NAME, ['DELETE'], ['clusterpodplacementconfigs'], 'Ignore'],
+      [
+        'validate-podplacementconfig.multiarch.openshift.io',
+        ['CREATE', 'UPDATE'],
+        ['podplacementconfigs'],
+        'Fail',
+      ],
+    ]);
   });
 
   it('compares ignoring key order, and ignoring an injected caBundle', () => {
-    const desired = mutatingWebhookConfiguration(service, { caBundlePem: 'PEM' }, selector);
+    const desired = mutatingWebhookConfiguration(service, { caBundlePem: 'PEM' }, selector, 'op');
     const reordered = JSON.parse(JSON.stringify(desired, Object.keys(desired).reverse())) as typeof desired;
     reordered.webhooks = desired.webhooks.map((w) => Object.fromEntries(Object.entries(w).reverse()));
     expect(sameWebhooks(reordered, desired)).toBe(true);
     expect(
-      sameWebhooks(mutatingWebhookConfiguration(service, { caBundlePem: 'OTHER' }, selector), desired),
+      sameWebhooks(mutatingWebhookConfiguration(service, { caBundlePem: 'OTHER' }, selector, 'op'), desired),
     ).toBe(false);
     expect(
-      sameWebhooks(mutatingWebhookConfiguration(service, { caBundlePem: 'PEM' }, undefined), desired),
+      sameWebhooks(mutatingWebhookConfiguration(service, { caBundlePem: 'PEM' }, undefined, 'op'), desired),
     ).toBe(false);
+    // A configuration written before matchConditions existed is brought up to date.
+    const withoutConditions = structuredClone(desired);
+    delete withoutConditions.webhooks[0]?.['matchConditions'];
+    expect(sameWebhooks(withoutConditions, desired)).toBe(false);
     const injected = mutatingWebhookConfiguration(
       service,
       { caBundlePem: 'INJECTED', serviceCaInjection: true },
       selector,
+      'op',
     );
     expect(
-      sameWebhooks(injected, mutatingWebhookConfiguration(service, { serviceCaInjection: true }, selector)),
+      sameWebhooks(
+        injected,
+        mutatingWebhookConfiguration(service, { serviceCaInjection: true }, selector, 'op'),
+      ),
     ).toBe(true);
   });
 });

@@ -1,6 +1,8 @@
 // Builds the admission webhook configurations the operator owns. Pure. The mutating one (pod gating) exists only
 // while the operand can gate and ungate; the validating one (config rules) exists while the operator runs.
 // The webhook is reached either through a Service (in-cluster) or a URL (operator running outside the cluster).
+// Off switches never depend on the operator: the API server itself skips system namespaces (matchConditions), and
+// deleting the ClusterPodPlacementConfig is not blocked when the webhook cannot answer (DELETE fails open).
 import type { LabelSelector } from './api/schema.js';
 import {
   API_GROUP,
@@ -53,11 +55,37 @@ export interface WebhookConfigurationObject {
 
 const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'tessera-podplacement' };
 
-/** The pod gating webhook, scoped by the cluster config's namespaceSelector (empty = all namespaces). */
+/** Name of the DELETE-only hook for the ClusterPodPlacementConfig (failure policy Ignore, see below). */
+export const CLUSTER_CONFIG_DELETE_WEBHOOK_NAME =
+  'validate-clusterpodplacementconfig-delete.multiarch.openshift.io';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * matchConditions that keep the API server from calling the webhook for requests in `kube-*`, `openshift-*` and the
+ * operator's own namespace. A namespaceSelector cannot match name prefixes; CEL can (GA since Kubernetes 1.30).
+ * Cluster-scoped requests have an empty namespace and still match.
+ */
+export function systemNamespaceMatchConditions(operatorNamespace: string): Record<string, string>[] {
+  // The name is embedded in a CEL string literal: a DNS label has no quote or backslash to escape.
+  if (!DNS_LABEL.test(operatorNamespace))
+    throw new Error(`operator namespace ${JSON.stringify(operatorNamespace)} is not a valid namespace name`);
+  return [
+    { name: 'exclude-kube-namespaces', expression: '!request.namespace.startsWith("kube-")' },
+    { name: 'exclude-openshift-namespaces', expression: '!request.namespace.startsWith("openshift-")' },
+    { name: 'exclude-operator-namespace', expression: `request.namespace != "${operatorNamespace}"` },
+  ];
+}
+
+/**
+ * The pod gating webhook, scoped by the cluster config's namespaceSelector (empty = all namespaces); never called
+ * for system namespaces or `operatorNamespace`.
+ */
 export function mutatingWebhookConfiguration(
   endpoint: WebhookEndpoint,
   trust: WebhookTlsTrust,
   namespaceSelector: LabelSelector | undefined,
+  operatorNamespace: string,
 ): WebhookConfigurationObject {
   const metadata: WebhookConfigurationObject['metadata'] = {
     name: MUTATING_WEBHOOK.configurationName,
@@ -89,30 +117,40 @@ export function mutatingWebhookConfiguration(
         ],
         namespaceSelector: namespaceSelector ?? {},
         objectSelector: {},
+        matchConditions: systemNamespaceMatchConditions(operatorNamespace),
       },
     ],
   };
 }
 
 /**
- * Validating webhooks for both config kinds. Failure policy Fail: the rules must hold. `podConfigNamespaceSelector`
- * limits the PodPlacementConfig hook to some namespaces (default: all).
+ * Validating webhooks for both config kinds. CREATE and UPDATE fail closed (the rules must hold). DELETE of the
+ * ClusterPodPlacementConfig fails open, so the off switch works while the operator is down: its rule ("not while
+ * PodPlacementConfigs exist") is still upheld then by the `no-pod-placement-config` finalizer, which holds the
+ * object until they are gone; the webhook only adds the early, explicit refusal. `podConfigNamespaceSelector`
+ * limits the PodPlacementConfig hook to some namespaces (default: all); system namespaces are never sent to it.
  */
 export function validatingWebhookConfiguration(
   endpoint: WebhookEndpoint,
   trust: WebhookTlsTrust,
-  options: { podConfigNamespaceSelector?: LabelSelector } = {},
+  options: { podConfigNamespaceSelector?: LabelSelector; operatorNamespace: string },
 ): WebhookConfigurationObject {
   const metadata: WebhookConfigurationObject['metadata'] = {
     name: VALIDATING_WEBHOOK.configurationName,
     labels: { ...MANAGED_BY },
   };
   if (trust.serviceCaInjection) metadata.annotations = { [SERVICE_CA_INJECT_ANNOTATION]: 'true' };
-  const hook = (name: string, path: string, plural: string, operations: string[]) => ({
+  const hook = (
+    name: string,
+    path: string,
+    plural: string,
+    operations: string[],
+    failurePolicy: 'Fail' | 'Ignore' = 'Fail',
+  ) => ({
     name,
     admissionReviewVersions: ['v1'],
     clientConfig: clientConfig(endpoint, path, trust),
-    failurePolicy: 'Fail',
+    failurePolicy,
     sideEffects: 'None',
     timeoutSeconds: 10,
     rules: [
@@ -128,7 +166,14 @@ export function validatingWebhookConfiguration(
         VALIDATING_WEBHOOK.clusterConfigWebhookName,
         VALIDATING_WEBHOOK.clusterConfigPath,
         CLUSTER_CONFIG_PLURAL,
-        ['CREATE', 'UPDATE', 'DELETE'],
+        ['CREATE', 'UPDATE'],
+      ),
+      hook(
+        CLUSTER_CONFIG_DELETE_WEBHOOK_NAME,
+        VALIDATING_WEBHOOK.clusterConfigPath,
+        CLUSTER_CONFIG_PLURAL,
+        ['DELETE'],
+        'Ignore',
       ),
       {
         ...hook(
@@ -138,6 +183,7 @@ export function validatingWebhookConfiguration(
           ['CREATE', 'UPDATE'],
         ),
         namespaceSelector: options.podConfigNamespaceSelector ?? {},
+        matchConditions: systemNamespaceMatchConditions(options.operatorNamespace),
       },
     ],
   };

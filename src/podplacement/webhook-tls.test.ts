@@ -68,6 +68,33 @@ describe('self-managed webhook TLS', () => {
     expect(later.certificate.caBundlePem.match(/BEGIN CERTIFICATE/g)).toHaveLength(2);
   });
 
+  it("lets the webhook adopt the controller's certificate without writing, and says when it is missing", async () => {
+    const secrets = fakeSecrets();
+    const reader = new SelfManagedTls({ secrets: secrets.client, namespace: 'op', ...names });
+    const now = new Date('2026-06-01T00:00:00Z');
+    await expect(reader.load(now)).rejects.toThrow(
+      'Secret op/pod-placement-webhook-tls does not exist yet: the pod-placement-controller Deployment creates it',
+    );
+    const writer = new SelfManagedTls({
+      secrets: secrets.client,
+      namespace: 'op',
+      ...names,
+      validityDays: 60,
+      renewBeforeDays: 30,
+    });
+    const stored = await writer.ensure(now);
+    const loaded = await reader.load(now);
+    expect(loaded.changed).toBe(true);
+    expect(loaded.certificate.certPem).toBe(stored.certificate.certPem);
+    expect(loaded.certificate.keyPem).toBe(stored.certificate.keyPem);
+    expect((await reader.load(now)).changed).toBe(false);
+    // The controller renews; the webhook picks the new certificate up, and never wrote anything itself.
+    await writer.ensure(new Date('2026-07-15T00:00:00Z'));
+    expect((await reader.load(new Date('2026-07-15T00:00:00Z'))).changed).toBe(true);
+    expect(secrets.writes()).toBe(2);
+    await expect(reader.load(new Date('2027-06-01T00:00:00Z'))).rejects.toThrow('expired');
+  });
+
   it('names the reason to renew', () => {
     expect(renewalReason(undefined, { ...names, renewBeforeDays: 30 }, new Date())).toBe(
       'no certificate yet',

@@ -6,7 +6,7 @@ import { mkdir, writeFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { createCertificateAuthority } from '../devcluster/pki.js';
-import { isAlreadyExists, isConflict, isNotFound } from '../runtime/index.js';
+import { CertificateError, isAlreadyExists, isConflict, isNotFound } from '../runtime/index.js';
 import type { KubeObject } from '../runtime/index.js';
 import type { ResourceClient } from '../runtime/index.js';
 
@@ -145,6 +145,36 @@ export class SelfManagedTls {
     throw new Error(
       `could not store the webhook certificate in Secret ${this.o.namespace}/${this.secretName} after 5 attempts (write conflicts)`,
     );
+  }
+
+  /**
+   * Read-only counterpart of ensure() for the webhook Deployment, whose service account may only `get` this one
+   * Secret: adopts the certificate the controller stored. `changed` is true when it differs from the one held.
+   * Throws CertificateError while the Secret is missing, unreadable or expired (the controller writes it at start).
+   */
+  async load(
+    now: Date,
+    signal?: AbortSignal,
+  ): Promise<{ certificate: ServingCertificate; changed: boolean }> {
+    const where = `Secret ${this.o.namespace}/${this.secretName}`;
+    let secret: TlsSecret | undefined;
+    try {
+      secret = await this.o.secrets.get({ namespace: this.o.namespace, name: this.secretName }, signal);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    const stored = secret ? fromSecret(secret) : undefined;
+    if (!stored)
+      throw new CertificateError(
+        `${where} ${secret ? 'holds no readable certificate' : 'does not exist'} yet: the pod-placement-controller Deployment creates it; check that it runs`,
+      );
+    if (stored.notAfter.getTime() <= now.getTime())
+      throw new CertificateError(
+        `${where} holds a certificate that expired at ${stored.notAfter.toISOString()}: the pod-placement-controller Deployment renews it; check that it runs`,
+      );
+    const changed = stored.certPem !== this.current?.certPem || stored.keyPem !== this.current.keyPem;
+    this.current = stored;
+    return { certificate: stored, changed };
   }
 
   /** Writes tls.crt/tls.key into `dir` atomically (rename), for the webhook server's file watcher. */

@@ -114,6 +114,7 @@ describe('operator restarted with SIGKILL on a reused cluster', () => {
     await Promise.race([inProcess.validatingWebhookConfigured, inProcess.stopped]);
     expect(await webhookUrls()).toEqual([
       `https://127.0.0.1:${inProcess.webhookPort}${VALIDATING_WEBHOOK.clusterConfigPath}`,
+      `https://127.0.0.1:${inProcess.webhookPort}${VALIDATING_WEBHOOK.clusterConfigPath}`, // DELETE, fails open
       `https://127.0.0.1:${inProcess.webhookPort}${VALIDATING_WEBHOOK.podConfigPath}`,
     ]);
     // Immediately, with no retry: the update goes through the new webhook.
