@@ -13,13 +13,15 @@ import {
   type DevClusterState,
 } from '../devcluster/cluster.js';
 import { defaultNodeSpecs } from '../devcluster/nodes.js';
-import { KubeClient, Manager, createLogger, type Logger } from '../runtime/index.js';
+import { KubeClient, Manager, type Logger } from '../runtime/index.js';
 
 const say = (line: string): void => void process.stdout.write(line + '\n');
 
 export interface StartOptions {
   /** Local cluster name (used without KUBECONFIG). */
   readonly name: string;
+  /** The controllers' logger (the CLI builds it from --log-format/--log-level). */
+  readonly logger: Logger;
 }
 
 interface Target {
@@ -35,11 +37,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
   const target = await resolveTarget(opts.name, KubeConfig);
   if (stop.signal.aborted) return;
 
-  // People read stdout; the controllers' JSON logs go to stderr, warnings and up unless TESSERA_LOG_LEVEL says.
-  const logger: Logger = createLogger({
-    destination: process.stderr,
-    ...(process.env.TESSERA_LOG_LEVEL ? {} : { level: 'warn' as const }),
-  });
+  const logger = opts.logger;
   const parts = [
     runPodPlacement(target, stop.signal, logger),
     runUpdateStatus(target, stop.signal, logger),

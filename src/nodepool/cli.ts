@@ -39,15 +39,22 @@ export function registerNodePoolCommands(program: Command): void {
     .option('--stale-after <seconds>', 'report a status stale when its heartbeat is older (0: never)', '0')
     .option('--heartbeat <seconds>', 'status writer heartbeat interval (0: write on change only)', '300')
     .action(
-      async (opts: {
-        kubeconfig?: string;
-        hostedKubeconfig?: string;
-        hcpNamespace?: string;
-        staleAfter: string;
-        heartbeat: string;
-      }) => {
-        const { runNodePoolControllers } = await import('./run-command.js');
-        await runNodePoolControllers(opts);
+      async (
+        opts: {
+          kubeconfig?: string;
+          hostedKubeconfig?: string;
+          hcpNamespace?: string;
+          staleAfter: string;
+          heartbeat: string;
+        },
+        command: Command,
+      ) => {
+        const [{ runNodePoolControllers }, { commandLogger }] = await Promise.all([
+          import('./run-command.js'),
+          import('../cli/logging.js'),
+        ]);
+        const { logger } = commandLogger(command, { name: 'tessera-nodepool' });
+        await runNodePoolControllers({ ...opts, logger });
       },
     );
 }

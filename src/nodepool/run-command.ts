@@ -1,7 +1,7 @@
 // `tessera nodepool run`: runs the NodePool side against a management cluster and, given a hosted cluster and its
 // HCP namespace, the Node Tuning side's status writer too, until SIGINT/SIGTERM.
 import { KubeConfig } from '@kubernetes/client-node';
-import { createLogger, KubeClient, type Runnable } from '../runtime/index.js';
+import { KubeClient, type Logger, type Runnable } from '../runtime/index.js';
 import { BadArgumentError } from './errors.js';
 import { createNodePoolController } from './nodepool-controller.js';
 import { runTogether } from './run-all.js';
@@ -17,6 +17,8 @@ export interface NodePoolRunOptions {
   staleAfter: string;
   /** Seconds; 0 disables heartbeats. */
   heartbeat: string;
+  /** The CLI builds it from --log-format/--log-level. */
+  logger: Logger;
 }
 
 function seconds(value: string, flag: string): number {
@@ -41,7 +43,7 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
   }
   const staleAfterMs = seconds(opts.staleAfter, '--stale-after');
   const heartbeatIntervalMs = seconds(opts.heartbeat, '--heartbeat');
-  const logger = createLogger({ name: 'tessera-nodepool' });
+  const logger = opts.logger;
   const management = new KubeClient(load(opts.kubeconfig));
   const hosted = opts.hostedKubeconfig ? new KubeClient(load(opts.hostedKubeconfig)) : undefined;
   const parts: Runnable[] = [createNodePoolController({ management, staleAfterMs, logger })];

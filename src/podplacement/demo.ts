@@ -6,8 +6,10 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startLocalRegistry } from '../devcluster/registry.js';
 import { multiPlatformImage, singleImage } from '../devcluster/registry-images.js';
+import { installOpenShiftDevCrds } from '../updatestatus/devcrds.js';
 import {
   ApiStatusError,
+  ConfigMaps,
   KubeClient,
   ResourceClient,
   isAlreadyExists,
@@ -16,6 +18,7 @@ import {
 } from '../runtime/index.js';
 import { ARCH_LABEL, EXCLUDE_NAMESPACE_LABEL, LABELS, MUTATING_WEBHOOK } from './constants.js';
 import { startPodPlacementOperator, type PodPlacementOperatorHandle } from './operator.js';
+import { ADDITIONAL_TRUSTED_CA_NAMESPACE, IMAGE_CONFIG_NAME, ImageConfigs } from './registry-policy.js';
 
 export interface PodPlacementDemoOptions {
   kubeConfig: KubeConfig;
@@ -85,6 +88,51 @@ interface DemoPod {
   };
 }
 
+/** Name of the demo's additionalTrustedCA ConfigMap in openshift-config. */
+export const DEMO_REGISTRY_CA_CONFIGMAP = 'tessera-demo-registry-ca';
+
+/**
+ * Trusts the demo registry the way an OpenShift cluster trusts a private registry: image.config.openshift.io/cluster
+ * spec.additionalTrustedCA names a ConfigMap in openshift-config whose key is the registry host (`host..port`). The
+ * operator reads it at start and `podplacement explain` on each run, so both trust the same registries. A plain
+ * Kubernetes API server gets a stand-in CRD for the image config.
+ */
+export async function trustRegistryClusterWide(
+  client: KubeClient,
+  host: string,
+  caPem: string,
+): Promise<void> {
+  await installOpenShiftDevCrds(client, { types: [ImageConfigs] });
+  const fieldManager = 'tessera-demo';
+  try {
+    await client.request({
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: { metadata: { name: ADDITIONAL_TRUSTED_CA_NAMESPACE } },
+    });
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  await new ResourceClient<KubeObject>(client, ConfigMaps).apply(
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: DEMO_REGISTRY_CA_CONFIGMAP, namespace: ADDITIONAL_TRUSTED_CA_NAMESPACE },
+      data: { [host.replace(':', '..')]: caPem },
+    } as KubeObject,
+    { fieldManager, force: true },
+  );
+  await new ResourceClient<KubeObject>(client, ImageConfigs).apply(
+    {
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'Image',
+      metadata: { name: IMAGE_CONFIG_NAME },
+      spec: { additionalTrustedCA: { name: DEMO_REGISTRY_CA_CONFIGMAP } },
+    } as KubeObject,
+    { fieldManager, force: true },
+  );
+}
+
 export async function runPodPlacementDemo(
   o: PodPlacementDemoOptions,
 ): Promise<{ operator: PodPlacementOperatorHandle; summary: string }> {
@@ -136,6 +184,7 @@ export async function runPodPlacementDemo(
   );
 
   await ensure('/api/v1/namespaces', { metadata: { name: opNs, labels: { [EXCLUDE_NAMESPACE_LABEL]: '' } } });
+  await trustRegistryClusterWide(client, registry.host, registry.caCertPem);
   log('starting the pod placement operator');
   const operator = await startPodPlacementOperator({
     kubeConfig: o.kubeConfig,
@@ -148,7 +197,6 @@ export async function runPodPlacementDemo(
     leaderElection: false,
     installCrds: true,
     manageValidatingWebhook: true,
-    registry: { caCertificates: [registry.caCertPem] },
     globalPullSecret: { namespace: opNs, name: 'pull-secret' },
     handleSignals: false,
     logLevel: 'warn',

@@ -1,18 +1,59 @@
-// The `tessera podplacement explain` action: fetches the pod (file or cluster), the configs and pull secrets,
-// inspects the images, then prints assessExplanation(). Read-only: it never writes to the cluster.
+// The `tessera podplacement explain` action. For a pod in the cluster: reads the pod, its events and its owner's pod
+// template, and shows what the operator did to it (observePlacement); for that pod as a controller would create it
+// now, or for a manifest (-f): reads the configs and pull secrets, inspects the images with the registry trust the
+// operator has (the cluster's registry policy and additionalTrustedCA bundles, read by the same functions, plus
+// --registry-ca files), then shows what the operator would do (assessExplanation). Read-only: it never writes.
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
-import { KubeClient, Pods, ResourceClient, Secrets, isNotFound, type KubeObject } from '../runtime/index.js';
-import { RegistryInspector, type ImageInspector, type PullSecretLike } from '../registry/index.js';
+import {
+  CoreEvents,
+  KubeClient,
+  Pods,
+  ResourceClient,
+  Secrets,
+  isNotFound,
+  type KubeObject,
+  type Logger,
+} from '../runtime/index.js';
+import {
+  RegistryInspector,
+  type ImageInspector,
+  type PullSecretLike,
+  type RegistryPolicy,
+} from '../registry/index.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import { CLUSTER_CONFIG_NAME, DEFAULT_OPERATOR_NAMESPACE, GLOBAL_PULL_SECRET } from './constants.js';
-import { assessExplanation, renderExplanation } from './explain.js';
+import {
+  assessExplanation,
+  observePlacement,
+  podAsNew,
+  renderExplanation,
+  renderObservation,
+  type ObservedPod,
+  type Observation,
+  type PodEvent,
+} from './explain.js';
 import { loadKubeConfig } from './operator-command.js';
 import type { ImageArchitectures } from './placement-plan.js';
 import { podImages } from './pod-model.js';
-import type { Pod } from './pod-types.js';
+import type { OwnerReference, Pod } from './pod-types.js';
 import { PullSecretResolver } from './pull-secrets.js';
+import { readRegistryTrust } from './registry-policy-watch.js';
 import { ClusterPodPlacementConfigs, PodPlacementConfigs } from './resources.js';
+
+/** Most events of the pod read and shown (a pod can carry many; the newest matter less than a bounded answer). */
+export const MAX_EXPLAIN_EVENTS = 200;
+/** The whole command (API reads and image inspections) gives up after this long. */
+const EXPLAIN_DEADLINE_MS = 60_000;
+
+/** Where the pod template of each controller kind lives. */
+const OWNER_PATHS: Readonly<Record<string, string>> = {
+  ReplicaSet: '/apis/apps/v1',
+  StatefulSet: '/apis/apps/v1',
+  DaemonSet: '/apis/apps/v1',
+  Job: '/apis/batch/v1',
+  ReplicationController: '/api/v1',
+};
 
 async function podFromFile(file: string): Promise<Pod> {
   const docs = parseAllDocuments(await readFile(file, 'utf8'));
@@ -23,17 +64,55 @@ async function podFromFile(file: string): Promise<Pod> {
   throw new Error(`${file} holds no Pod manifest`);
 }
 
+/** The pod template of the pod's controller, or a reason it could not be read. */
+async function ownerTemplate(
+  client: KubeClient,
+  namespace: string,
+  owner: OwnerReference | undefined,
+  signal: AbortSignal,
+): Promise<{ template?: { metadata?: Pod['metadata']; spec?: Pod['spec'] }; source: string }> {
+  const base = owner ? OWNER_PATHS[owner.kind] : undefined;
+  if (!owner || base === undefined)
+    return {
+      source: 'this pod minus what the scheduler and the operator added; it has no controller template',
+    };
+  const plural = `${owner.kind.toLowerCase()}s`;
+  try {
+    const obj = await client.request<{
+      spec?: { template?: { metadata?: Pod['metadata']; spec?: Pod['spec'] } };
+    }>({
+      method: 'GET',
+      path: `${base}/namespaces/${encodeURIComponent(namespace)}/${plural}/${encodeURIComponent(owner.name)}`,
+      signal,
+    });
+    if (obj.spec?.template?.spec)
+      return { template: obj.spec.template, source: `the pod template of ${owner.kind} ${owner.name}` };
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return {
+      source: `this pod minus what the scheduler and the operator added; ${owner.kind} unreadable: ${why}`,
+    };
+  }
+  return {
+    source: `this pod minus what the scheduler and the operator added; ${owner.kind} has no template`,
+  };
+}
+
 export async function runExplainCommand(
   target: string | undefined,
   opts: Record<string, unknown>,
+  logger: Logger,
 ): Promise<number> {
   const file = typeof opts['file'] === 'string' ? opts['file'] : undefined;
   if (!file && !target) throw new Error('give a pod as NAMESPACE/NAME, or a manifest with -f POD.yaml');
   const offline = opts['offline'] === true;
   const client = offline ? undefined : new KubeClient(loadKubeConfig(opts['kubeconfig']));
+  const signal = AbortSignal.timeout(EXPLAIN_DEADLINE_MS);
   try {
     let pod: Pod;
     let namespace: string;
+    let observation: Observation | undefined;
+    let newPodSource = 'the manifest';
     if (file) {
       pod = await podFromFile(file);
       namespace = pod.metadata?.namespace ?? String(opts['namespace']);
@@ -41,66 +120,106 @@ export async function runExplainCommand(
       const [ns, name] = (target ?? '').split('/');
       if (!ns || !name) throw new Error(`expected NAMESPACE/NAME, got ${JSON.stringify(target)}`);
       if (!client) throw new Error('--offline needs -f POD.yaml');
-      pod = await new ResourceClient<Pod & KubeObject>(client, Pods).get({ namespace: ns, name });
+      const live = (await new ResourceClient<ObservedPod & KubeObject>(client, Pods).get(
+        { namespace: ns, name },
+        signal,
+      )) as ObservedPod;
       namespace = ns;
+      const uid = live.metadata?.uid;
+      const events = uid
+        ? (
+            await new ResourceClient<PodEvent & KubeObject>(client, CoreEvents).list({
+              namespace: ns,
+              fieldSelector: `involvedObject.uid=${uid}`,
+              limit: MAX_EXPLAIN_EVENTS,
+              signal,
+            })
+          ).items
+        : [];
+      observation = observePlacement(live, events);
+      const owner = live.metadata?.ownerReferences?.find((o) => o.controller === true);
+      const { template, source } = await ownerTemplate(client, ns, owner, signal);
+      newPodSource = source;
+      pod = podAsNew(live, template);
     }
     let clusterConfig: ClusterPodPlacementConfig | undefined;
     let configs: PodPlacementConfig[] = [];
     let globalSecret: PullSecretLike | undefined;
+    let policy: RegistryPolicy | undefined;
+    let clusterCAs: string[] = [];
     if (client) {
       clusterConfig = await new ResourceClient<ClusterPodPlacementConfig & KubeObject>(
         client,
         ClusterPodPlacementConfigs,
       )
-        .get({ name: CLUSTER_CONFIG_NAME })
+        .get({ name: CLUSTER_CONFIG_NAME }, signal)
         .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
       configs = (
         await new ResourceClient<PodPlacementConfig & KubeObject>(client, PodPlacementConfigs)
-          .list({ namespace })
+          .list({ namespace, signal })
           .catch(() => ({ items: [] }))
       ).items;
       globalSecret = await new ResourceClient<PullSecretLike & KubeObject>(client, Secrets)
-        .get({ namespace: GLOBAL_PULL_SECRET.namespace, name: GLOBAL_PULL_SECRET.name })
+        .get({ namespace: GLOBAL_PULL_SECRET.namespace, name: GLOBAL_PULL_SECRET.name }, signal)
         .catch(() => undefined);
+      // The trust the operator has: the same registry policy and additionalTrustedCA bundles.
+      const trust = await readRegistryTrust(client, logger, signal);
+      policy = trust.policy;
+      clusterCAs = trust.caCertificates;
     }
     const secrets = client ? new ResourceClient<PullSecretLike & KubeObject>(client, Secrets) : undefined;
     const resolver = new PullSecretResolver({
-      getSecret: async (ns, name, signal) =>
-        secrets ? secrets.get({ namespace: ns, name }, signal).catch(() => undefined) : undefined,
+      getSecret: async (ns, name, sig) =>
+        secrets ? secrets.get({ namespace: ns, name }, sig).catch(() => undefined) : undefined,
       globalSecret: () => globalSecret,
     });
-    const cas = Array.isArray(opts['registryCa'])
+    const flagCAs = Array.isArray(opts['registryCa'])
       ? await Promise.all(opts['registryCa'].map((f) => readFile(String(f), 'utf8')))
       : [];
-    const registry = new RegistryInspector({ caCertificates: cas });
+    const registry = new RegistryInspector({
+      caCertificates: [...flagCAs, ...clusterCAs],
+      ...(policy ? { policy: () => policy } : {}),
+    });
     const inspector: ImageInspector = registry;
-    const signal = AbortSignal.timeout(60_000);
     const keyring = await resolver.keyringFor({ ...pod, metadata: { ...pod.metadata, namespace } }, signal);
     const inspection = new Map<string, ImageArchitectures>();
-    await Promise.all(
-      podImages(pod).map(async ({ image }) => {
-        try {
-          inspection.set(image, {
-            archs: (await inspector.inspect(image, { keyring, signal })).architectures,
-          });
-        } catch (err) {
-          inspection.set(image, { error: err instanceof Error ? err.message : String(err) });
-        }
-      }),
-    );
+    try {
+      await Promise.all(
+        podImages(pod).map(async ({ image }) => {
+          try {
+            inspection.set(image, {
+              archs: (await inspector.inspect(image, { keyring, signal })).architectures,
+            });
+          } catch (err) {
+            inspection.set(image, { error: err instanceof Error ? err.message : String(err) });
+          }
+        }),
+      );
+    } finally {
+      await registry.close();
+    }
     const explanation = assessExplanation({
       pod,
       namespace,
-      operatorNamespace: process.env.POD_NAMESPACE ?? DEFAULT_OPERATOR_NAMESPACE,
+      operatorNamespace: String(opts['operatorNamespace'] ?? DEFAULT_OPERATOR_NAMESPACE),
       clusterConfig,
       podPlacementConfigs: configs,
       inspection,
     });
-    process.stdout.write(
-      opts['output'] === 'json'
-        ? `${JSON.stringify(explanation, null, 2)}\n`
-        : renderExplanation(explanation),
-    );
+    if (opts['output'] === 'json') {
+      const doc = observation
+        ? { observed: observation, newPod: { from: newPodSource, ...explanation } }
+        : explanation;
+      process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    } else {
+      const parts: string[] = [];
+      if (observation) {
+        parts.push(renderObservation(observation));
+        parts.push(`What the operator would do now to a new pod like it\n  (judged on ${newPodSource}):\n`);
+      }
+      parts.push(renderExplanation(explanation));
+      process.stdout.write(parts.join('\n'));
+    }
     return 0;
   } finally {
     await client?.close();

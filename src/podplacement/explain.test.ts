@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { clusterConfig, pod } from './builders.js';
-import { assessExplanation, renderExplanation } from './explain.js';
+import { ARCH_LABEL, EVENT_RECORDER_COMPONENT, EVENT_REASONS, LABELS, SCHEDULING_GATE } from './constants.js';
+import {
+  assessExplanation,
+  observePlacement,
+  podAsNew,
+  renderExplanation,
+  renderObservation,
+  type ObservedPod,
+  type PodEvent,
+} from './explain.js';
 import type { ImageArchitectures } from './placement-plan.js';
 
 const inspection = new Map<string, ImageArchitectures>([
@@ -50,5 +59,145 @@ describe('explain', () => {
       clusterConfig: undefined,
     });
     expect(off.notes.join()).toContain('no ClusterPodPlacementConfig');
+  });
+});
+
+/** A pod the operator has placed: gate removed, its labels and required term set, scheduled to a node. */
+function placedPod(): ObservedPod {
+  const built = pod('web-1', 'apps')
+    .withImages('r/m:1')
+    .withLabels({
+      app: 'web',
+      [LABELS.schedulingGate]: 'removed',
+      [LABELS.nodeAffinity]: 'set',
+      [LABELS.multiArch]: '',
+      'multiarch.openshift.io/amd64': '',
+      'multiarch.openshift.io/arm64': '',
+    })
+    .withRequiredTerms([[ARCH_LABEL, 'In', ['amd64', 'arm64']]])
+    .withNodeName('node-a')
+    .withOwner('ReplicaSet', 'web-6d4', true)
+    .build();
+  return {
+    ...built,
+    metadata: { ...built.metadata, creationTimestamp: '2026-01-01T10:00:00Z', uid: 'u1' },
+    status: {
+      phase: 'Running',
+      conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: '2026-01-01T10:00:02Z' }],
+    },
+  };
+}
+
+const operatorEvent = (reason: string, time: string, message = 'm'): PodEvent => ({
+  type: 'Normal',
+  reason,
+  message,
+  eventTime: time,
+  reportingComponent: EVENT_RECORDER_COMPONENT,
+});
+
+describe('explain on a pod the operator has placed', () => {
+  const events = [
+    operatorEvent(EVENT_REASONS.schedGateRemovalSuccess, '2026-01-01T10:00:01.500000Z'),
+    operatorEvent(EVENT_REASONS.schedGateAdded, '2026-01-01T10:00:00.100000Z'),
+    operatorEvent(
+      EVENT_REASONS.predicateSet,
+      '2026-01-01T10:00:01.400000Z',
+      'Set the supported architectures to {amd64, arm64}',
+    ),
+    {
+      type: 'Normal',
+      reason: 'Scheduled',
+      message: 'assigned apps/web-1 to node-a',
+      source: { component: 'default-scheduler' },
+      lastTimestamp: '2026-01-01T10:00:02Z',
+    },
+  ];
+
+  it("shows the pod's real labels, affinity, events and timings", () => {
+    const o = observePlacement(placedPod(), events);
+    expect(o.gated).toBe(false);
+    expect(o.labels[LABELS.nodeAffinity]).toBe('set');
+    expect(o.labels).not.toHaveProperty('app');
+    expect(o.events.map((e) => e.reason)).toEqual([
+      EVENT_REASONS.schedGateAdded,
+      EVENT_REASONS.predicateSet,
+      EVENT_REASONS.schedGateRemovalSuccess,
+      'Scheduled',
+    ]);
+    expect(o.timings).toEqual({
+      created: '2026-01-01T10:00:00Z',
+      gated: '2026-01-01T10:00:00.100000Z',
+      ungated: '2026-01-01T10:00:01.500000Z',
+      scheduled: '2026-01-01T10:00:02Z',
+    });
+    const text = renderObservation(o);
+    expect(text).toContain(`${LABELS.nodeAffinity}=set`);
+    expect(text).toContain('kubernetes.io/arch In [amd64, arm64]');
+    expect(text).toContain(`ungated    2026-01-01T10:00:01.500000Z (+1.4 s after gating)`);
+    expect(text).toContain(
+      `${EVENT_REASONS.predicateSet}  [${EVENT_RECORDER_COMPONENT}]  Set the supported architectures`,
+    );
+    expect(text).toContain('Node: node-a');
+  });
+
+  it('judges a new pod like it, not the placed one: nodeName, gate, labels and arch terms of the operator removed', () => {
+    const fresh = podAsNew(placedPod());
+    expect(fresh.spec?.nodeName).toBeUndefined();
+    expect(fresh.spec?.affinity).toBeUndefined();
+    expect(fresh.metadata?.labels).toEqual({ app: 'web' });
+    const e = assessExplanation({ ...base, pod: fresh, clusterConfig: clusterConfig() });
+    expect(e.gated).toBe(true);
+    expect(e.outcome).toBe('placed');
+    expect(renderExplanation(e)).not.toContain('spec.nodeName is set');
+  });
+
+  it("keeps the user's own terms and prefers the controller's pod template", () => {
+    const placed = placedPod();
+    const withUserTerm: ObservedPod = {
+      ...placed,
+      spec: {
+        ...placed.spec,
+        schedulingGates: [{ name: SCHEDULING_GATE }, { name: 'other/gate' }],
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                {
+                  matchExpressions: [
+                    { key: 'zone', operator: 'In', values: ['a'] },
+                    { key: ARCH_LABEL, operator: 'In', values: ['amd64'] },
+                  ],
+                },
+              ],
+            },
+          },
+        },
+      },
+    };
+    const fresh = podAsNew(withUserTerm);
+    expect(fresh.spec?.schedulingGates).toEqual([{ name: 'other/gate' }]);
+    expect(
+      fresh.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms,
+    ).toEqual([{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a'] }] }]);
+    const fromTemplate = podAsNew(placed, {
+      metadata: { labels: { app: 'web', tier: 'front' } },
+      spec: { containers: [{ name: 'c', image: 'r/x:1' }] },
+    });
+    expect(fromTemplate.metadata?.name).toBe('web-1');
+    expect(fromTemplate.metadata?.labels).toEqual({ app: 'web', tier: 'front' });
+    expect(fromTemplate.spec?.containers?.[0]?.image).toBe('r/x:1');
+  });
+
+  it('orders events by instant across timestamp precisions', () => {
+    const o = observePlacement(placedPod(), [
+      { reason: 'Scheduled', eventTime: '2026-01-01T10:00:08.426910Z' },
+      { reason: EVENT_REASONS.schedGateAdded, firstTimestamp: '2026-01-01T10:00:08Z' },
+    ]);
+    expect(o.events.map((e) => e.reason)).toEqual([EVENT_REASONS.schedGateAdded, 'Scheduled']);
+  });
+
+  it('says when the pod has no events left', () => {
+    expect(renderObservation(observePlacement(placedPod(), []))).toContain('Events: none');
   });
 });

@@ -1,8 +1,19 @@
-// `podplacement explain`: what the operator would do to a pod, as display data (assessExplanation) and text
-// (renderExplanation). Pure: the caller fetches the pod, the configs and the image inspections.
+// `podplacement explain`: what the operator did to a pod already in the cluster (observePlacement: its labels,
+// annotations, affinity, gate, events and timings as the API server has them) and, apart from that, what it would do
+// to a new pod like it now (assessExplanation on podAsNew(): the pod before the operator touched it). Display data
+// and text (renderExplanation). Pure: the caller fetches the pod, its events, its owner's template, the configs and
+// the image inspections.
 import { decideAdmission } from './admission.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
-import { MAX_RETRY_COUNT, SCHEDULING_GATE } from './constants.js';
+import {
+  API_GROUP,
+  ARCH_LABEL,
+  EVENT_REASONS,
+  LABEL_VALUES,
+  LABELS,
+  MAX_RETRY_COUNT,
+  SCHEDULING_GATE,
+} from './constants.js';
 import { planPlacement, type ImageArchitectures, type PlacementOutcome } from './placement-plan.js';
 import { podImages, type IgnoreReason } from './pod-model.js';
 import type { NodeSelectorTerm, Pod, PreferredSchedulingTerm } from './pod-types.js';
@@ -120,7 +131,7 @@ export function renderExplanation(e: Explanation): string {
         : '(not inspected)';
     lines.push(`  ${i.image}: ${what}`);
   }
-  lines.push('', `Gated: ${e.gated ? 'yes' : 'no'}`);
+  lines.push('', `Would be gated: ${e.gated ? 'yes' : 'no'}`);
   if (e.outcome)
     lines.push(
       `Outcome: ${e.outcome}${e.architectures ? ` (${e.architectures.join(', ') || 'none in common'})` : ''}`,
@@ -137,9 +148,228 @@ export function renderExplanation(e: Explanation): string {
   }
   const labels = Object.entries(e.labels).filter(([, v]) => v !== null);
   if (labels.length > 0) {
-    lines.push('Labels:');
+    lines.push('Labels it would set:');
     for (const [k, v] of labels) lines.push(`  ${k}=${v ?? ''}`);
   }
   if (e.notes.length > 0) lines.push('', ...e.notes.map((n) => `Note: ${n}`));
+  return `${lines.join('\n')}\n`;
+}
+
+/** The pod as read from the API server, with the status fields explain shows. */
+export type ObservedPod = Pod & {
+  readonly status?: {
+    readonly phase?: string;
+    readonly conditions?: readonly { type?: string; status?: string; lastTransitionTime?: string }[];
+  };
+};
+
+/** A core/v1 Event as far as explain reads it (events.k8s.io/v1 events are served through core/v1 too). */
+export interface PodEvent {
+  readonly type?: string;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly count?: number;
+  readonly eventTime?: string | null;
+  readonly firstTimestamp?: string | null;
+  readonly lastTimestamp?: string | null;
+  readonly series?: { readonly count?: number; readonly lastObservedTime?: string } | null;
+  readonly reportingComponent?: string;
+  readonly source?: { readonly component?: string };
+  readonly metadata?: { readonly creationTimestamp?: string };
+}
+
+/** What the operator has done to a pod, as the API server has it now. */
+export interface Observation {
+  /** The operator's scheduling gate is still on the pod. */
+  readonly gated: boolean;
+  readonly nodeName?: string;
+  /** Labels and annotations under multiarch.openshift.io/ (the operator's). */
+  readonly labels: Record<string, string>;
+  readonly annotations: Record<string, string>;
+  /** The pod's node affinity now (the user's terms and the operator's additions together). */
+  readonly required?: readonly NodeSelectorTerm[];
+  readonly preferred?: readonly PreferredSchedulingTerm[];
+  /** Events of the pod, oldest first (at most the caller's budget). */
+  readonly events: {
+    time?: string;
+    type: string;
+    reason: string;
+    source: string;
+    message: string;
+    count: number;
+  }[];
+  /** Milestones as ISO times; gated/ungated from the operator's events, scheduled from the PodScheduled condition. */
+  readonly timings: { created?: string; gated?: string; ungated?: string; scheduled?: string };
+}
+
+const OPERATOR_PREFIX = `${API_GROUP}/`;
+
+function eventTime(e: PodEvent): string | undefined {
+  // The first occurrence; eventTime (events.k8s.io) has microseconds, the core/v1 timestamps whole seconds.
+  return e.eventTime ?? e.firstTimestamp ?? e.lastTimestamp ?? e.metadata?.creationTimestamp ?? undefined;
+}
+
+function instant(time: string | undefined): number {
+  const ms = time ? Date.parse(time) : Number.NaN;
+  return Number.isFinite(ms) ? ms : 0;
+}
+
+function ofOperator(record: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(record ?? {})) if (k.startsWith(OPERATOR_PREFIX)) out[k] = v;
+  return out;
+}
+
+/** What the operator did to `pod`, from the pod and its events. */
+export function observePlacement(pod: ObservedPod, events: readonly PodEvent[]): Observation {
+  const sorted = events
+    .map((e) => ({
+      time: eventTime(e),
+      type: e.type ?? 'Normal',
+      reason: e.reason ?? '',
+      source: e.reportingComponent || e.source?.component || '',
+      message: e.message ?? '',
+      count: e.series?.count ?? e.count ?? 1,
+    }))
+    // By instant (the timestamps differ in precision); equal instants keep the API's order (creation order).
+    .sort((a, b) => instant(a.time) - instant(b.time));
+  const firstOf = (reason: string): string | undefined => sorted.find((e) => e.reason === reason)?.time;
+  const na = pod.spec?.affinity?.nodeAffinity;
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True');
+  return {
+    gated: (pod.spec?.schedulingGates ?? []).some((g) => g.name === SCHEDULING_GATE),
+    nodeName: pod.spec?.nodeName,
+    labels: ofOperator(pod.metadata?.labels),
+    annotations: ofOperator(pod.metadata?.annotations),
+    required: na?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms,
+    preferred: na?.preferredDuringSchedulingIgnoredDuringExecution,
+    events: sorted,
+    timings: {
+      created: pod.metadata?.creationTimestamp,
+      gated: firstOf(EVENT_REASONS.schedGateAdded),
+      ungated: firstOf(EVENT_REASONS.schedGateRemovalSuccess),
+      scheduled: scheduled?.lastTransitionTime,
+    },
+  };
+}
+
+/**
+ * The pod a controller would create now, before the webhook and the operator touch it: the owner's pod template
+ * when the caller could read it; else this pod without what the scheduler and the operator added (nodeName, the
+ * gate, multiarch.openshift.io/ labels and annotations, and the architecture terms the operator wrote, which its
+ * node-affinity / preferred-node-affinity labels say are its own).
+ */
+export function podAsNew(
+  pod: ObservedPod,
+  template?: { metadata?: Pod['metadata']; spec?: Pod['spec'] },
+): Pod {
+  const meta = pod.metadata ?? {};
+  if (template?.spec)
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        ...template.metadata,
+        name: meta.name,
+        namespace: meta.namespace,
+        ownerReferences: meta.ownerReferences,
+      },
+      spec: template.spec,
+    };
+  const labels = meta.labels ?? {};
+  const strip = (r: Readonly<Record<string, string>> | undefined): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(r ?? {})) if (!k.startsWith(OPERATOR_PREFIX)) out[k] = v;
+    return out;
+  };
+  const na = pod.spec?.affinity?.nodeAffinity;
+  const notArch = (e: { key: string }): boolean => e.key !== ARCH_LABEL;
+  const requiredByOperator = labels[LABELS.nodeAffinity] === LABEL_VALUES.set;
+  const preferredByOperator = labels[LABELS.preferredNodeAffinity] === LABEL_VALUES.set;
+  const terms = na?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  const required = requiredByOperator
+    ? (terms ?? [])
+        .map((t) => ({ ...t, matchExpressions: (t.matchExpressions ?? []).filter(notArch) }))
+        .filter((t) => t.matchExpressions.length > 0 || (t.matchFields ?? []).length > 0)
+    : terms;
+  const preferred = preferredByOperator
+    ? (na?.preferredDuringSchedulingIgnoredDuringExecution ?? []).filter(
+        (p) => !(p.preference.matchExpressions ?? []).every((e) => e.key === ARCH_LABEL),
+      )
+    : na?.preferredDuringSchedulingIgnoredDuringExecution;
+  const nodeAffinity = {
+    ...(required && required.length > 0
+      ? { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: required } }
+      : {}),
+    ...(preferred && preferred.length > 0
+      ? { preferredDuringSchedulingIgnoredDuringExecution: preferred }
+      : {}),
+  };
+  const { nodeName: _nodeName, schedulingGates, affinity, ...spec } = pod.spec ?? {};
+  const gates = (schedulingGates ?? []).filter((g) => g.name !== SCHEDULING_GATE);
+  const restAffinity = { ...affinity, nodeAffinity };
+  if (Object.keys(nodeAffinity).length === 0)
+    delete (restAffinity as { nodeAffinity?: unknown }).nodeAffinity;
+  return {
+    apiVersion: pod.apiVersion,
+    kind: pod.kind,
+    metadata: {
+      name: meta.name,
+      generateName: meta.generateName,
+      namespace: meta.namespace,
+      labels: strip(meta.labels),
+      annotations: strip(meta.annotations),
+      ownerReferences: meta.ownerReferences,
+    },
+    spec: {
+      ...spec,
+      ...(gates.length > 0 ? { schedulingGates: gates } : {}),
+      ...(Object.keys(restAffinity).length > 0 ? { affinity: restAffinity } : {}),
+    },
+  };
+}
+
+function since(from: string | undefined, to: string | undefined, what: string): string {
+  if (!from || !to) return '';
+  const ms = Date.parse(to) - Date.parse(from);
+  return Number.isFinite(ms) ? ` (+${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s after ${what})` : '';
+}
+
+/** The observation as text: what the operator did to the pod. */
+export function renderObservation(o: Observation): string {
+  const lines: string[] = ['What the operator did to this pod:'];
+  lines.push(`  Scheduling gate: ${o.gated ? 'still on (waiting for image inspection)' : 'not on the pod'}`);
+  if (o.nodeName) lines.push(`  Node: ${o.nodeName}`);
+  const labels = Object.entries(o.labels);
+  lines.push(labels.length > 0 ? '  Labels:' : "  Labels: none of the operator's");
+  for (const [k, v] of labels) lines.push(`    ${k}=${v}`);
+  const annotations = Object.entries(o.annotations);
+  if (annotations.length > 0) {
+    lines.push('  Annotations:');
+    for (const [k, v] of annotations) lines.push(`    ${k}: ${v}`);
+  }
+  if (o.required && o.required.length > 0) {
+    lines.push('  Required node affinity now (terms are ORed):');
+    for (const t of o.required) lines.push(`    - ${term(t)}`);
+  } else lines.push('  Required node affinity now: none');
+  if (o.preferred && o.preferred.length > 0) {
+    lines.push('  Preferred node affinity now:');
+    for (const p of o.preferred) lines.push(`    - weight ${p.weight}: ${term(p.preference)}`);
+  }
+  const t = o.timings;
+  lines.push('  Timings:');
+  if (t.created) lines.push(`    created    ${t.created}`);
+  // Creation and scheduling times have whole seconds; the operator's event times have microseconds.
+  if (t.gated) lines.push(`    gated      ${t.gated}`);
+  if (t.ungated) lines.push(`    ungated    ${t.ungated}${since(t.gated, t.ungated, 'gating')}`);
+  if (t.scheduled) lines.push(`    scheduled  ${t.scheduled}${since(t.created, t.scheduled, 'creation')}`);
+  if (o.events.length === 0) lines.push('  Events: none (events expire after an hour by default)');
+  else {
+    lines.push('  Events (oldest first):');
+    for (const e of o.events)
+      lines.push(
+        `    ${e.time ?? '-'}  ${e.type}  ${e.reason}${e.count > 1 ? ` (x${e.count})` : ''}  [${e.source || '?'}]  ${e.message}`,
+      );
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -2,10 +2,14 @@
 // cluster serves on every add/update/delete, and calls onChange only when the result differs, so the caller purges
 // its inspection cache exactly when inspections could now answer differently. current() is always the latest
 // policy (empty until the informers deliver). discoverPolicyKinds() asks the API server once which kinds exist.
-import type { KubeClient, KubeObject, Logger, ResourceType } from '../runtime/index.js';
-import { isNotFound } from '../runtime/index.js';
+import type { KubeClient, KubeObject, KubeList, Logger, ResourceType } from '../runtime/index.js';
+import { ConfigMaps, isNotFound, resourcePath } from '../runtime/index.js';
 import type { RegistryPolicy } from '../registry/index.js';
 import {
+  ADDITIONAL_TRUSTED_CA_NAMESPACE,
+  IMAGE_CONFIG_NAME,
+  additionalTrustedCAs,
+  additionalTrustedCaName,
   ImageConfigs,
   ImageContentSourcePolicies,
   ImageDigestMirrorSets,
@@ -134,4 +138,73 @@ export async function discoverPolicyKinds(
       'registry policy kinds not served by this cluster; their mirrors and registry rules do not apply',
     );
   return served;
+}
+
+/**
+ * The CA certificates of the cluster's `image.config.openshift.io/cluster` spec.additionalTrustedCA ConfigMap (in
+ * openshift-config), which registries are trusted with on OpenShift. Empty when the kind is not served (`kinds`, from
+ * discoverPolicyKinds), the image config or its ConfigMap is missing (logged).
+ */
+export async function readAdditionalTrustedCAs(
+  client: Pick<KubeClient, 'request'>,
+  kinds: readonly ResourceType[],
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  if (!kinds.includes(ImageConfigs)) return [];
+  const get = async <T>(path: string): Promise<T | undefined> => {
+    try {
+      return await client.request<T>({ method: 'GET', path, signal });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
+  const imageConfig = await get<ImageConfig>(resourcePath(ImageConfigs, undefined, IMAGE_CONFIG_NAME));
+  const name = additionalTrustedCaName(imageConfig ? [imageConfig] : []);
+  if (!name) return [];
+  const configMap = await get<{ data?: Record<string, string> }>(
+    resourcePath(ConfigMaps, ADDITIONAL_TRUSTED_CA_NAMESPACE, name),
+  );
+  if (!configMap) {
+    logger.warn(
+      { configMap: `${ADDITIONAL_TRUSTED_CA_NAMESPACE}/${name}` },
+      'image.config.openshift.io/cluster names an additionalTrustedCA ConfigMap that does not exist; its registries are not trusted',
+    );
+    return [];
+  }
+  const { certificates, ignoredKeys } = additionalTrustedCAs(configMap.data);
+  if (ignoredKeys.length > 0)
+    logger.warn(
+      { configMap: `${ADDITIONAL_TRUSTED_CA_NAMESPACE}/${name}`, keys: ignoredKeys },
+      'additionalTrustedCA entries without a PEM certificate are ignored',
+    );
+  return certificates;
+}
+
+/**
+ * What a one-shot command trusts, read the way the operator reads it: the registry policy of the served policy
+ * kinds (clusterRegistryPolicy, as RegistryPolicyWatch computes it) and the additionalTrustedCA certificates.
+ */
+export async function readRegistryTrust(
+  client: Pick<KubeClient, 'request'>,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<{ policy: RegistryPolicy; caCertificates: string[] }> {
+  const kinds = await discoverPolicyKinds(client, logger, signal);
+  const list = async (type: ResourceType): Promise<KubeObject[]> =>
+    kinds.includes(type)
+      ? ((await client.request<KubeList<KubeObject>>({ method: 'GET', path: resourcePath(type), signal }))
+          .items ?? [])
+      : [];
+  const objects: RegistryPolicyObjects = {
+    imageDigestMirrorSets: await list(ImageDigestMirrorSets),
+    imageTagMirrorSets: await list(ImageTagMirrorSets),
+    imageContentSourcePolicies: await list(ImageContentSourcePolicies),
+    imageConfigs: (await list(ImageConfigs)) as ImageConfig[],
+  };
+  return {
+    policy: clusterRegistryPolicy(objects),
+    caCertificates: await readAdditionalTrustedCAs(client, kinds, logger, signal),
+  };
 }

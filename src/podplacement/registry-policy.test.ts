@@ -6,13 +6,20 @@ import {
   ImageContentSourcePolicies,
   ImageDigestMirrorSets,
   ImageTagMirrorSets,
+  additionalTrustedCAs,
   clusterRegistryPolicy,
   servedKinds,
   type ImageConfig,
   type ImageDigestMirrorSet,
   type RegistryPolicyObjects,
 } from './registry-policy.js';
-import { RegistryPolicyWatch, discoverPolicyKinds, type PolicyInformer } from './registry-policy-watch.js';
+import {
+  RegistryPolicyWatch,
+  discoverPolicyKinds,
+  readAdditionalTrustedCAs,
+  readRegistryTrust,
+  type PolicyInformer,
+} from './registry-policy-watch.js';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 const none: RegistryPolicyObjects = {
@@ -201,5 +208,67 @@ describe('discoverPolicyKinds', () => {
         Promise.reject(new ApiStatusError('GET', o.path, 403, 'Forbidden', 'forbidden', undefined)),
     };
     await expect(discoverPolicyKinds(failing, silentLogger)).rejects.toThrow(/403/);
+  });
+});
+
+const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+
+describe('additionalTrustedCA', () => {
+  it('trusts every PEM bundle of the ConfigMap and reports keys without one', () => {
+    expect(additionalTrustedCAs({ 'b.example..5000': PEM, 'a.example': PEM, broken: 'not a cert' })).toEqual({
+      certificates: [PEM, PEM],
+      ignoredKeys: ['broken'],
+    });
+    expect(additionalTrustedCAs(undefined)).toEqual({ certificates: [], ignoredKeys: [] });
+  });
+
+  /** An API server holding image config `cluster` (naming `ca`) and ConfigMap openshift-config/ca, if given. */
+  function cluster(objects: Record<string, unknown>) {
+    const paths: string[] = [];
+    return {
+      paths,
+      request: <T>(o: { path: string }): Promise<T> => {
+        paths.push(o.path);
+        if (o.path === '/apis/config.openshift.io/v1')
+          return Promise.resolve({ resources: [{ name: 'images' }] } as T);
+        const found = objects[o.path];
+        return found
+          ? Promise.resolve(found as T)
+          : Promise.reject(new ApiStatusError('GET', o.path, 404, 'NotFound', 'not found', undefined));
+      },
+    };
+  }
+
+  it('reads the ConfigMap named by the cluster image config, with the policy, as the operator does', async () => {
+    const api = cluster({
+      '/apis/config.openshift.io/v1/images': {
+        items: [
+          {
+            metadata: { name: 'cluster' },
+            spec: {
+              additionalTrustedCA: { name: 'ca' },
+              registrySources: { insecureRegistries: ['plain.example'] },
+            },
+          },
+        ],
+      },
+      '/apis/config.openshift.io/v1/images/cluster': {
+        metadata: { name: 'cluster' },
+        spec: { additionalTrustedCA: { name: 'ca' } },
+      },
+      '/api/v1/namespaces/openshift-config/configmaps/ca': { data: { '127.0.0.1..5000': PEM } },
+    });
+    const trust = await readRegistryTrust(api, silentLogger);
+    expect(trust.caCertificates).toEqual([PEM]);
+    expect(trust.policy.insecureRegistries).toEqual(['plain.example']);
+  });
+
+  it('trusts nothing extra when the kind is not served or the ConfigMap is missing', async () => {
+    const api = cluster({
+      '/apis/config.openshift.io/v1/images/cluster': { spec: { additionalTrustedCA: { name: 'gone' } } },
+    });
+    expect(await readAdditionalTrustedCAs(api, [], silentLogger)).toEqual([]);
+    expect(api.paths).toEqual([]);
+    expect(await readAdditionalTrustedCAs(api, [ImageConfigs], silentLogger)).toEqual([]);
   });
 });

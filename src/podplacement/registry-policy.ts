@@ -65,8 +65,13 @@ export interface ImageConfig extends KubeObject {
       blockedRegistries?: string[];
       allowedRegistries?: string[];
     };
+    /** A ConfigMap in ADDITIONAL_TRUSTED_CA_NAMESPACE: key = registry host (`host..port`), value = PEM CA bundle. */
+    additionalTrustedCA?: { name?: string };
   };
 }
+
+/** Where OpenShift looks for the ConfigMap named by `spec.additionalTrustedCA` of image.config.openshift.io/cluster. */
+export const ADDITIONAL_TRUSTED_CA_NAMESPACE = 'openshift-config';
 
 /** What the cluster holds; a kind it does not serve is an empty list. */
 export interface RegistryPolicyObjects {
@@ -104,6 +109,32 @@ export function unenforcedAllowedRegistries(imageConfigs: readonly ImageConfig[]
     imageConfigs.find((c) => c.metadata?.name === IMAGE_CONFIG_NAME)?.spec?.registrySources
       ?.allowedRegistries ?? []
   );
+}
+
+/** The ConfigMap name in `spec.additionalTrustedCA` of the cluster image config (undefined when unset). */
+export function additionalTrustedCaName(imageConfigs: readonly ImageConfig[]): string | undefined {
+  const name = imageConfigs.find((c) => c.metadata?.name === IMAGE_CONFIG_NAME)?.spec?.additionalTrustedCA
+    ?.name;
+  return name ? name : undefined;
+}
+
+/**
+ * The CA bundles of an additionalTrustedCA ConfigMap (`data`: registry host -> PEM), in key order, and the keys whose
+ * value holds no PEM certificate (reported, not trusted). Every bundle is trusted for every registry: the inspector
+ * has one trust store (OpenShift scopes each bundle to its host).
+ */
+export function additionalTrustedCAs(data: Readonly<Record<string, string>> | undefined): {
+  certificates: string[];
+  ignoredKeys: string[];
+} {
+  const certificates: string[] = [];
+  const ignoredKeys: string[] = [];
+  for (const key of Object.keys(data ?? {}).sort()) {
+    const value = data?.[key];
+    if (typeof value === 'string' && value.includes('-----BEGIN CERTIFICATE-----')) certificates.push(value);
+    else ignoredKeys.push(key);
+  }
+  return { certificates, ignoredKeys };
 }
 
 /** True when both policies send every reference to the same places with the same trust. */

@@ -159,9 +159,13 @@ export {
   createLogger,
   silentLogger,
   isLogLevel,
+  isLogFormat,
+  formatTextLine,
   LOG_LEVELS,
+  LOG_FORMATS,
   type Logger,
   type LogLevel,
+  type LogFormat,
   type LoggerOptions,
 } from './logging.js';
 
@@ -201,11 +205,11 @@ export {
   WebhookBadRequestError,
   ADMISSION_API_VERSION,
   type AdmissionHandler,
+  type HandlerFailurePolicy,
   type AdmissionRequest,
   type AdmissionResult,
   type AdmissionOperation,
   type GroupVersionKind,
-  type HandlerFailurePolicy,
   type GroupVersionResource,
 } from './webhook/admission.js';
 export {

@@ -14,7 +14,7 @@ import { Controller, type ControllerOptions } from './controller.js';
 import { RuntimeError } from './errors.js';
 import { KubeEventRecorder, type EventRecorderOptions } from './event-recorder.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
-import { createLogger, isLogLevel, type LogLevel, type Logger } from './logging.js';
+import { createLogger, isLogLevel, type LogFormat, type LogLevel, type Logger } from './logging.js';
 import { ProbeServer, type Check } from './probe-server.js';
 import type { Runnable } from './runnable.js';
 import type { WorkQueueMetricsProvider } from './workqueue/metrics.js';
@@ -47,8 +47,10 @@ export interface ManagerOptions {
   probes?: false | { host?: string; port?: number; debugPort?: number | false };
   /** Informer tuning (namespace, resync, watchdog...). */
   informers?: Omit<SharedInformerFactoryOptions, 'client' | 'clock' | 'logger'>;
-  /** Initial log level. Default: $TESSERA_LOG_LEVEL or 'info'. */
+  /** Initial log level. Default: 'info' (the CLI passes --log-level / $TESSERA_LOG_LEVEL). */
   logLevel?: LogLevel;
+  /** Line format of the default logger (ignored when `logger` is given). Default: 'json'. */
+  logFormat?: LogFormat;
   /** Default: a pino JSON logger on stdout. When given, setLogLevel only works if it has a writable `level`. */
   logger?: Logger;
   /** Stop on SIGTERM/SIGINT; SIGUSR2 toggles debug logs. Default: true. */
@@ -64,10 +66,10 @@ export class Manager {
   readonly client: KubeClient;
   readonly informers: SharedInformerFactory;
   readonly registry: Registry;
-  readonly queueMetrics: WorkQueueMetricsProvider;
-  readonly logger: Logger;
   /** Event recorders handed out, flushed on shutdown. */
   private readonly recorders: KubeEventRecorder[] = [];
+  readonly queueMetrics: WorkQueueMetricsProvider;
+  readonly logger: Logger;
   readonly clock: Clock;
   private readonly probes: ProbeServer | undefined;
   private readonly runnables: Runnable[] = [];
@@ -80,10 +82,10 @@ export class Manager {
   constructor(options: ManagerOptions) {
     this.options = options;
     this.clock = options.clock ?? realClock;
-    const envLevel = process.env.TESSERA_LOG_LEVEL ?? '';
-    this.initialLevel = options.logLevel ?? (isLogLevel(envLevel) ? envLevel : 'info');
+    this.initialLevel = options.logLevel ?? 'info';
     this.logger =
-      options.logger ?? createLogger({ level: this.initialLevel, name: options.name ?? 'tessera' });
+      options.logger ??
+      createLogger({ level: this.initialLevel, name: options.name ?? 'tessera', format: options.logFormat });
     this.client = new KubeClient(options.kubeConfig, { userAgent: `${options.name ?? 'tessera'}/manager` });
     this.registry = new Registry();
     collectDefaultMetrics({ register: this.registry });
@@ -98,12 +100,12 @@ export class Manager {
       this.probes = new ProbeServer({
         host: options.probes?.host,
         port: options.probes?.port,
+        debugPort: options.probes?.debugPort,
+        logger: this.logger,
         registry: this.registry,
         getLogLevel: () => this.getLogLevel(),
         setLogLevel: (level) => this.setLogLevel(level),
       });
-        debugPort: options.probes?.debugPort,
-        logger: this.logger,
       this.probes.addHealthCheck('ping', () => true);
       this.probes.addReadyCheck(
         'informers-synced',
@@ -136,18 +138,18 @@ export class Manager {
     component: string,
     options: Omit<EventRecorderOptions, 'client' | 'component'> = {},
   ): KubeEventRecorder {
-    return new KubeEventRecorder({
+    const recorder = new KubeEventRecorder({
       clock: this.clock,
       logger: this.logger,
+      registry: this.registry,
       ...options,
       client: this.client,
-      registry: this.registry,
       component,
     });
-  }
-
     this.recorders.push(recorder);
     return recorder;
+  }
+
   addHealthCheck(name: string, check: Check): void {
     this.probes?.addHealthCheck(name, check);
   }
@@ -160,6 +162,11 @@ export class Manager {
     return this.probes?.port() ?? 0;
   }
 
+  /** Bound port of the loopback-only listener that accepts log level changes (0 when there is none). */
+  debugPort(): number {
+    return this.probes?.debugPort() ?? 0;
+  }
+
   isLeader(): boolean {
     return this.leading;
   }
@@ -167,24 +174,23 @@ export class Manager {
   getLogLevel(): LogLevel {
     const level = (this.logger as LeveledLogger).level;
     return level && isLogLevel(level) ? level : this.initialLevel;
-  /** Bound port of the loopback-only listener that accepts log level changes (0 when there is none). */
-  debugPort(): number {
-    return this.probes?.debugPort() ?? 0;
-  }
-
   }
 
   /** Changes verbosity at run time (pino loggers). */
   setLogLevel(level: LogLevel): void {
     const logger = this.logger as LeveledLogger;
+    const from = this.getLogLevel();
+    if (from === level) return;
+    // Logged before the change, so even a switch to 'silent' leaves a trace; at warn only when the new level hides
+    // info lines (a routine change, such as a config's logVerbosity, stays at info).
+    const quieter = level === 'silent' || level === 'fatal' || level === 'error' || level === 'warn';
+    this.logger[quieter ? 'warn' : 'info']({ from, to: level }, 'log level changed');
     if ('level' in logger) logger.level = level;
   }
 
   /**
    * Runs until `signal` aborts (or SIGTERM/SIGINT), then shuts down gracefully. Rejects if a runnable failed or
    * leadership was lost.
-    // Logged before the change (and at warn), so even a switch to 'silent' leaves a trace.
-    this.logger.warn({ from: this.getLogLevel(), to: level }, 'log level changed');
    */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.started)
@@ -271,11 +277,11 @@ export class Manager {
       const timeoutMs = this.options.gracefulShutdownTimeoutMs ?? 30_000;
       if (!(await this.within(Promise.all(leaderRunning), timeoutMs)))
         this.logger.warn({ timeoutMs }, 'controllers did not drain in time');
-      election.abort();
-      if (!(await this.within(electionDone, timeoutMs)))
       // Events the drained controllers emitted are written before the client closes.
       if (!(await this.within(Promise.all(this.recorders.map((r) => r.flush())), timeoutMs)))
         this.logger.warn({ timeoutMs }, 'events were not all written in time');
+      election.abort();
+      if (!(await this.within(electionDone, timeoutMs)))
         this.logger.warn({ timeoutMs }, 'lease release timed out');
       caches.abort();
       await this.within(Promise.all(running), timeoutMs);

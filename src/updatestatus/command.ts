@@ -2,9 +2,7 @@
 // (from files, or from the cluster like oc does), picks "now", assesses, and prints text identical to
 // `oc adm upgrade status`, or the UpdateStatus object with -o json|yaml (the controller's, when it runs).
 // Warnings go to stderr, never into the report.
-import { KubeConfig } from '@kubernetes/client-node';
-import { stringify } from 'yaml';
-import { KubeClient } from '../runtime/client.js';
+import type { KubeClient } from '../runtime/client.js';
 import { ApiStatusError } from '../runtime/errors.js';
 import { assessUpdateStatus, snapshotNow } from './assess.js';
 import { InvalidArgumentError, NoClusterVersionError, UpdateStatusError } from './errors.js';
@@ -20,7 +18,8 @@ import type {
 } from './inputs.js';
 import { projectUpdateStatus, updateStatusObject } from './api/project.js';
 import { isHealthyStatus, reportFromUpdateStatus } from './api/read.js';
-import { GROUP, PLURAL, SINGLETON_NAME, VERSION, type UpdateStatus } from './api/schema.js';
+import { GROUP, PLURAL, SINGLETON_NAME, VERSION } from './api/names.js';
+import type { UpdateStatus } from './api/schema.js';
 import { DETAILS_LEVELS, type DetailsLevel, renderUpdateStatus } from './render.js';
 import { loadSnapshot, mcoImageOf } from './snapshot.js';
 import { Annotations } from './nodestate.js';
@@ -168,8 +167,10 @@ interface Source {
   close(): Promise<void>;
 }
 
-function formatObject(obj: UpdateStatus, output: 'json' | 'yaml'): string {
-  return output === 'json' ? `${JSON.stringify(obj, null, 2)}\n` : stringify(obj);
+async function formatObject(obj: UpdateStatus, output: 'json' | 'yaml'): Promise<string> {
+  if (output === 'json') return `${JSON.stringify(obj, null, 2)}\n`;
+  const { stringify } = await import('yaml');
+  return stringify(obj);
 }
 
 function snapshotSource(opts: UpgradeStatusOptions, cvPath: string, io: CommandIO): Source {
@@ -187,7 +188,12 @@ function snapshotSource(opts: UpgradeStatusOptions, cvPath: string, io: CommandI
   };
 }
 
-function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Source {
+// The Kubernetes client loads only here: rendering a snapshot never pays for it.
+async function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Promise<Source> {
+  const [{ KubeConfig }, { KubeClient }] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('../runtime/client.js'),
+  ]);
   const kc = new KubeConfig();
   if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
   else kc.loadFromDefault();
@@ -244,7 +250,7 @@ export async function runUpgradeStatus(
 ): Promise<number> {
   const source = opts.mockClusterVersion
     ? snapshotSource(opts, opts.mockClusterVersion, io)
-    : liveSource(opts, io);
+    : await liveSource(opts, io);
   try {
     if (!opts.watch) {
       io.out(await source.render());

@@ -67,15 +67,21 @@ interface Established extends KubeObject {
 /** Applies the stand-in CRDs and waits until all are served. `sleep` is injectable for tests. */
 export async function installOpenShiftDevCrds(
   client: KubeClient,
-  options: { timeoutMs?: number; sleep?: (ms: number) => Promise<void> } = {},
+  options: {
+    timeoutMs?: number;
+    sleep?: (ms: number) => Promise<void>;
+    /** Cluster-scoped kinds to stand in for. Default: OPENSHIFT_INPUT_TYPES. */
+    types?: readonly ResourceType[];
+  } = {},
 ): Promise<void> {
   const crds = new ResourceClient<Established>(client, CustomResourceDefinitions);
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  for (const type of OPENSHIFT_INPUT_TYPES) {
+  const types = options.types ?? OPENSHIFT_INPUT_TYPES;
+  for (const type of types) {
     await crds.apply(devCrd(type), { fieldManager: 'tessera-dev', force: true });
   }
   const deadline = Math.ceil((options.timeoutMs ?? 30_000) / 200);
-  for (const type of OPENSHIFT_INPUT_TYPES) {
+  for (const type of types) {
     const name = `${type.plural}.${type.group}`;
     for (let i = 0; ; i++) {
       const crd = await crds.get({ name });

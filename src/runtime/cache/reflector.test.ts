@@ -3,11 +3,16 @@
 // partial one that would emit spurious deletes.
 import { describe, expect, it } from 'vitest';
 import { FakeClock, flushAsync } from '../clock.js';
-import { ApiStatusError } from '../errors.js';
+import { ApiStatusError, WatchStalledError } from '../errors.js';
 import type { KubeList, KubeObject } from '../object.js';
 import { ConfigMaps } from '../resources.js';
 import { FakeListWatch, closedWatch, openWatch } from './fake-list-watch.js';
-import { Reflector, type ReflectorSink } from './reflector.js';
+import {
+  EXPECTED_THROTTLE_ATTEMPTS,
+  Reflector,
+  listWatchFailureLevel,
+  type ReflectorSink,
+} from './reflector.js';
 import { DefaultSharedInformer } from './shared-informer.js';
 
 const cm = (name: string, rv: string): KubeObject => ({
@@ -109,5 +114,23 @@ describe('Reflector list', () => {
     expect(reflector.lastSyncResourceVersion()).toBe('5');
     stop.abort();
     await running;
+  });
+});
+
+describe('listWatchFailureLevel', () => {
+  const initializing = (): ApiStatusError =>
+    new ApiStatusError('GET', '/apis/x/v1/ys', 429, 'TooManyRequests', 'storage is (re)initializing', {});
+
+  it('logs the expected 429s of a starting API server at debug, and a persisting 429 at warn', () => {
+    for (let attempt = 1; attempt <= EXPECTED_THROTTLE_ATTEMPTS; attempt++)
+      expect(listWatchFailureLevel(initializing(), attempt)).toBe('debug');
+    expect(listWatchFailureLevel(initializing(), EXPECTED_THROTTLE_ATTEMPTS + 1)).toBe('warn');
+  });
+
+  it('keeps other failures at warn and a stalled watch at info', () => {
+    const forbidden = new ApiStatusError('GET', '/api/v1/pods', 403, 'Forbidden', 'no', {});
+    expect(listWatchFailureLevel(forbidden, 1)).toBe('warn');
+    expect(listWatchFailureLevel(new Error('ECONNRESET'), 1)).toBe('warn');
+    expect(listWatchFailureLevel(new WatchStalledError(1000), 1)).toBe('info');
   });
 });

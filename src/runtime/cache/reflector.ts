@@ -124,7 +124,7 @@ export class Reflector<T extends KubeObject> {
         }
         this.stats.watchErrors++;
         const delayMs = this.backoff.next();
-        const level = err instanceof WatchStalledError ? 'info' : 'warn';
+        const level = listWatchFailureLevel(err, this.backoff.attempts());
         this.logger[level](
           { err: errorSummary(err), retryInMs: Math.round(delayMs), attempt: this.backoff.attempts() },
           'list/watch failed; retrying',
@@ -270,4 +270,20 @@ export class Reflector<T extends KubeObject> {
 function errorSummary(err: unknown): { code?: string; message: string } {
   if (err instanceof Error) return { code: (err as { code?: string }).code, message: err.message };
   return { message: String(err) };
+}
+
+/** Consecutive 429 answers logged at debug before they count as a problem (warn). */
+export const EXPECTED_THROTTLE_ATTEMPTS = 5;
+
+/**
+ * How loudly to log a failed list/watch that will be retried. A 429 is the API server asking to back off; right
+ * after start-up it is expected ("storage is (re)initializing" while a new resource's watch cache fills), so the
+ * first EXPECTED_THROTTLE_ATTEMPTS in a row are debug (client-go logs them at V(2)); a stalled watch is info;
+ * anything else, or a 429 that persists, is warn. `attempt` counts consecutive failures from 1. Pure.
+ */
+export function listWatchFailureLevel(err: unknown, attempt: number): 'debug' | 'info' | 'warn' {
+  if (err instanceof WatchStalledError) return 'info';
+  if (err instanceof ApiStatusError && err.statusCode === 429 && attempt <= EXPECTED_THROTTLE_ATTEMPTS)
+    return 'debug';
+  return 'warn';
 }

@@ -22,7 +22,7 @@ import type {
   WorkerPoolInformer,
   WorkerPoolInsight,
 } from './schema.js';
-import { GROUP, KIND, SINGLETON_NAME, VERSION, VERSION_PATTERN } from './schema.js';
+import { GROUP, KIND, SINGLETON_NAME, VERSION, VERSION_PATTERN } from './names.js';
 
 /** Informer names, as the reference controller's examples use them. */
 export const CONTROL_PLANE_INFORMER = 'cpi';

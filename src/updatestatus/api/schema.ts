@@ -4,12 +4,10 @@
 // Changing a schema here changes the CRD: regenerate it with `npm run generate:updatestatus-crd`.
 import { Kind, type Static, type TSchema, Type, TypeRegistry } from '@sinclair/typebox';
 
-export const GROUP = 'update.openshift.io';
-export const VERSION = 'v1alpha1';
-export const KIND = 'UpdateStatus';
-export const PLURAL = 'updatestatuses';
-/** The one UpdateStatus object the controller maintains. */
-export const SINGLETON_NAME = 'cluster';
+import { VERSION_PATTERN } from './names.js';
+
+// The names live in names.ts so commands that only need them do not load TypeBox.
+export { GROUP, KIND, PLURAL, SINGLETON_NAME, VERSION, VERSION_PATTERN } from './names.js';
 
 interface CelRule {
   readonly rule: string;
@@ -139,10 +137,6 @@ const IS_NODE: CelRule = {
   rule: "(!has(self.group) || self.group == '') && self.resource == 'nodes'",
   message: 'resource must be a nodes.core.k8s.io resource',
 };
-
-/** A semantic version as the API spells it (no leading zeros in numeric identifiers). */
-export const VERSION_PATTERN =
-  '(?:0|[1-9]\\d*)[.](?:0|[1-9]\\d*)[.](?:0|[1-9]\\d*)(?:-(?:(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:[.](?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?';
 
 const HAS_INSTALLATION = "has(self.metadata) && self.metadata.exists(m, m.key == 'Installation')";
 const PREVIOUS_VERSION_RULE: CelRule = {
