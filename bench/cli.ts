@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createCertificateAuthority } from '../src/devcluster/pki.js';
 import { multiPlatformImage, type Blob, type BuiltImage } from '../src/devcluster/registry-images.js';
+import { fixturePath } from '../test/support/fixtures.js';
 import type { BenchMetric, BenchResult } from './types.js';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,13 +26,6 @@ const PAIRS = 15;
 /** The snapshot: the smallest oc example with all five inputs (cv, co, mcp, mc, node). */
 const SNAPSHOT = '4.16.0-compact';
 const SNAPSHOT_PARTS = ['cv', 'co', 'mcp', 'mc', 'node'] as const;
-
-function fixturesDir(): string {
-  const local = path.join(projectRoot, 'test/fixtures/oc-upgrade-status');
-  return existsSync(path.join(local, `${SNAPSHOT}-cv.yaml`))
-    ? local
-    : '/work/shared/fixtures/oc-upgrade-status';
-}
 
 interface Command {
   readonly args: readonly string[];
@@ -197,7 +191,7 @@ export async function run(): Promise<BenchResult> {
     rmSync(stateRoot, { recursive: true, force: true });
   }
 
-  const dir = fixturesDir();
+  const dir = fixturePath('oc-upgrade-status');
   const files = SNAPSHOT_PARTS.map((p) => path.join(dir, `${SNAPSHOT}-${p}.yaml`));
   // The same work minus Tessera: start node, read the snapshot's files and parse them with js-yaml.
   const parseOnly = [

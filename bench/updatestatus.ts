@@ -16,7 +16,7 @@ import type { ClusterOperator, MachineConfig, MachineConfigPool, Node } from '..
 import { Annotations } from '../src/updatestatus/nodestate.js';
 import { renderUpdateStatus } from '../src/updatestatus/render.js';
 import { loadSnapshot, parseYaml, snapshotPaths } from '../src/updatestatus/snapshot.js';
-import { sharedDir } from '../test/support/fixtures.js';
+import { fixturePath } from '../test/support/fixtures.js';
 import { startDevCluster } from '../src/devcluster/cluster.js';
 import { SharedInformerFactory } from '../src/runtime/cache/informer-factory.js';
 import { KubeClient } from '../src/runtime/client.js';
@@ -54,7 +54,7 @@ function clone<T>(v: T): T {
 
 /** Writes a snapshot case with `nodeCount` nodes in POOLS pools and OPERATORS operators; returns its -cv path. */
 export async function writeSyntheticCase(dir: string, nodeCount: number): Promise<string> {
-  const src = snapshotPaths(path.join(sharedDir, 'fixtures/oc-upgrade-status', `${SOURCE_CASE}-cv.yaml`));
+  const src = snapshotPaths(fixturePath(`oc-upgrade-status/${SOURCE_CASE}-cv.yaml`));
   const read = async (file: string) => parse(await readFile(file, 'utf8')) as Doc;
   const [cv, coList, mcpList, mcList, nodeList] = await Promise.all([
     read(src.clusterVersion),

@@ -25,11 +25,19 @@ require_pin k8s "k8s.io/kubernetes $KUBERNETES_VERSION"
 require_pin k8s "k8s.io/api => k8s.io/api $KUBERNETES_STAGING_VERSION"
 require_pin etcd "go.etcd.io/etcd/server/v3 $ETCD_VERSION"
 require_pin kwok "sigs.k8s.io/kwok $KWOK_VERSION"
+require_pin registry "github.com/distribution/distribution/v3 $DISTRIBUTION_VERSION"
+require_pin crane "github.com/google/go-containerregistry $CRANE_VERSION"
 
 # build COMPONENT VERSION MODULE_DIR LDFLAGS PKG:BINARY...
 build() {
   local component=$1 version=$2 moddir=$3 ldflags=$4; shift 4
   local dest="$cache/$component-$version" missing=()
+  # A build of this component by a copy of this script that predates the lock below may still be running:
+  # wait for it rather than compile the same thing twice on a small machine.
+  while command -v pgrep >/dev/null && pgrep -f "go build .*/\.build-$component\." >/dev/null; do
+    log "$component: another build is running; waiting for it"
+    sleep 15
+  done
   for spec in "$@"; do [ -x "$dest/${spec##*:}" ] || missing+=("$spec"); done
   if [ ${#missing[@]} -eq 0 ]; then log "$component $version: cached in $dest"; return; fi
   log "$component $version: building ${missing[*]##*:} (cold build, this takes minutes)"
@@ -50,6 +58,13 @@ build() {
 }
 
 mkdir -p "$cache"
+# One build at a time per cache (`tessera dev up`, `npm test` and `npm run binaries` may race): a second caller
+# waits, then finds the first one's binaries cached.
+exec 9>"$cache/.build.lock"
+if ! flock -n 9; then
+  log "another build-binaries.sh is running on $cache; waiting for it"
+  flock 9
+fi
 
 k8s_minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
 k8s_ldflags=""
@@ -58,11 +73,18 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   k8s_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 done
 
-only=${1:-all}
-if [ "$only" = all ] || [ "$only" = etcd ]; then
+# Selectors: all (default), etcd, kwok, kubernetes, registry, crane; several may be given.
+selected=("${@:-all}")
+want() { local s; for s in "${selected[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
+for s in "${selected[@]}"; do
+  case $s in all | etcd | kwok | kubernetes | registry | crane) ;;
+  *) echo "build-binaries: unknown component '$s' (all, etcd, kwok, kubernetes, registry, crane)" >&2; exit 2 ;;
+  esac
+done
+if want etcd; then
   build etcd "$ETCD_VERSION" "$here/etcd" "" go.etcd.io/etcd/server/v3:etcd
 fi
-if [ "$only" = all ] || [ "$only" = kwok ]; then
+if want kwok; then
   build kwok "$KWOK_VERSION" "$here/kwok" "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok:kwok
   # The standalone kwok binary has no built-in stages (kwokctl embeds them); take the release's own default
   # stage files (node init + heartbeat with lease, pod ready/complete/delete) from its module, beside the binary.
@@ -78,10 +100,22 @@ if [ "$only" = all ] || [ "$only" = kwok ]; then
     log "kwok $KWOK_VERSION: default stages in $stages"
   fi
 fi
-if [ "$only" = all ] || [ "$only" = kubernetes ]; then
+if want kubernetes; then
   build kubernetes "$KUBERNETES_VERSION" "$here/k8s" "$k8s_ldflags" \
     k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver \
     k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler \
     k8s.io/kubernetes/cmd/kubectl:kubectl
+fi
+if want registry; then
+  # The local OCI registry (tests, benchmarks, `tessera dev up`): distribution's own `registry serve`.
+  build registry "$DISTRIBUTION_VERSION" "$here/registry" \
+    "-X github.com/distribution/distribution/v3/version.version=$DISTRIBUTION_VERSION" \
+    github.com/distribution/distribution/v3/cmd/registry:registry
+fi
+if want crane; then
+  # An independent OCI client (go-containerregistry) the registry tests and benchmark compare Tessera with.
+  build crane "$CRANE_VERSION" "$here/crane" \
+    "-X github.com/google/go-containerregistry/cmd/crane/cmd.Version=$CRANE_VERSION" \
+    github.com/google/go-containerregistry/cmd/crane:crane
 fi

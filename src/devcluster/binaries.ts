@@ -1,6 +1,7 @@
-// Where the Go-built control-plane binaries live. hack/versions.env pins each component's version and
-// hack/build-binaries.sh builds them into <cache>/bin/<component>-<version>/; this module finds them and
-// fails with instructions when one is missing, never silently falling back to whatever is on PATH.
+// Where the Go-built binaries live: the control plane, the local OCI registry and crane (the independent OCI
+// client tests compare with). hack/versions.env pins each component's version and hack/build-binaries.sh builds
+// them into <cache>/bin/<component>-<version>/; this module finds them and fails with instructions when one is
+// missing, never silently falling back to whatever is on PATH.
 import { accessSync, constants, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,10 +15,49 @@ export interface ComponentVersions {
   readonly kubernetes: string;
   readonly etcd: string;
   readonly kwok: string;
+  /** distribution/distribution (the local registry). */
+  readonly distribution: string;
+  /** go-containerregistry (crane). */
+  readonly crane: string;
 }
 
 export type BinaryName =
-  'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubectl' | 'kwok';
+  | 'etcd'
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kubectl'
+  | 'kwok'
+  | 'registry'
+  | 'crane';
+
+/** hack/build-binaries.sh selectors: each builds the binaries of one Go tools module. */
+export type BuildComponent = 'etcd' | 'kwok' | 'kubernetes' | 'registry' | 'crane';
+
+const COMPONENT_OF: Readonly<Record<BinaryName, BuildComponent>> = {
+  etcd: 'etcd',
+  'kube-apiserver': 'kubernetes',
+  'kube-controller-manager': 'kubernetes',
+  'kube-scheduler': 'kubernetes',
+  kubectl: 'kubernetes',
+  kwok: 'kwok',
+  registry: 'registry',
+  crane: 'crane',
+};
+
+/** What `tessera dev up` / `npm start` run: the control plane and the local registry. */
+export const DEV_CLUSTER_BINARIES: readonly BinaryName[] = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubectl',
+  'kwok',
+  'registry',
+];
+
+/** What the test suite runs: the dev cluster's binaries plus crane, the independent OCI client. */
+export const TEST_BINARIES: readonly BinaryName[] = [...DEV_CLUSTER_BINARIES, 'crane'];
 
 /** Paths of the binaries, plus kwok's default stage files (extracted from its release by the build script). */
 export type BinaryPaths = Readonly<Record<BinaryName, string>> & { readonly kwokStages: readonly string[] };
@@ -45,7 +85,13 @@ export function parseVersionsEnv(text: string): ComponentVersions {
       throw new DevClusterError('TESSERA_DEVCLUSTER_CONFIG', `hack/versions.env does not set ${key}`);
     return value;
   };
-  return { kubernetes: get('KUBERNETES_VERSION'), etcd: get('ETCD_VERSION'), kwok: get('KWOK_VERSION') };
+  return {
+    kubernetes: get('KUBERNETES_VERSION'),
+    etcd: get('ETCD_VERSION'),
+    kwok: get('KWOK_VERSION'),
+    distribution: get('DISTRIBUTION_VERSION'),
+    crane: get('CRANE_VERSION'),
+  };
 }
 
 export function readComponentVersions(root: string = projectRoot): ComponentVersions {
@@ -71,57 +117,87 @@ export function binaryPaths(
     'kube-scheduler': path.join(k8s, 'kube-scheduler'),
     kubectl: path.join(k8s, 'kubectl'),
     kwok: path.join(bin, `kwok-${versions.kwok}`, 'kwok'),
+    registry: path.join(bin, `registry-${versions.distribution}`, 'registry'),
+    crane: path.join(bin, `crane-${versions.crane}`, 'crane'),
     kwokStages: KWOK_STAGE_FILES.map((f) => path.join(bin, `kwok-${versions.kwok}`, 'stages', f)),
   };
 }
 
-/** Returns the binaries' paths, or throws naming each missing one and the command that builds them. */
-export function requireBinaries(paths: BinaryPaths = binaryPaths()): BinaryPaths {
-  const { kwokStages, ...executables } = paths;
-  const missing = [...Object.values(executables), ...kwokStages].filter((p) => {
+/** The binaries among `names` (and kwok's stage files, with kwok) that are not there yet. */
+export function missingBinaries(
+  names: readonly BinaryName[] = DEV_CLUSTER_BINARIES,
+  paths: BinaryPaths = binaryPaths(),
+): { readonly names: BinaryName[]; readonly files: string[] } {
+  const usable = (file: string, mode: number): boolean => {
     try {
-      accessSync(p, p.endsWith('.yaml') ? constants.R_OK : constants.X_OK);
-      return false;
-    } catch {
+      accessSync(file, mode);
       return true;
+    } catch {
+      return false;
     }
-  });
-  if (missing.length > 0) {
+  };
+  const missing = names.filter((name) => !usable(paths[name], constants.X_OK));
+  const files = missing.map((name) => paths[name]);
+  if (names.includes('kwok')) {
+    const stages = paths.kwokStages.filter((file) => !usable(file, constants.R_OK));
+    if (stages.length > 0 && !missing.includes('kwok')) missing.push('kwok');
+    files.push(...stages);
+  }
+  return { names: missing, files };
+}
+
+/** The build-binaries.sh selectors that build `names`, each once. */
+export function buildComponentsFor(names: readonly BinaryName[]): BuildComponent[] {
+  return [...new Set(names.map((name) => COMPONENT_OF[name]))];
+}
+
+/** Returns the binaries' paths, or throws naming each missing one and the command that builds it. */
+export function requireBinaries(
+  paths: BinaryPaths = binaryPaths(),
+  names: readonly BinaryName[] = DEV_CLUSTER_BINARIES,
+): BinaryPaths {
+  const missing = missingBinaries(names, paths);
+  if (missing.files.length > 0) {
+    const components = buildComponentsFor(missing.names).join(' ');
     throw new DevClusterError(
       'TESSERA_DEVCLUSTER_BINARIES_MISSING',
-      `control-plane binaries are missing:\n  ${missing.join('\n  ')}\n` +
-        'Build them once with `npm run binaries` (bash hack/build-binaries.sh; a cold build takes several ' +
-        'minutes, later runs reuse the cache).',
+      `binaries are missing:\n  ${missing.files.join('\n  ')}\n` +
+        `Build them once with \`npm run binaries -- ${components}\` (bash hack/build-binaries.sh; a cold build ` +
+        'takes minutes, later runs reuse the cache). `tessera dev up`, `npm start` and `npm test` build them ' +
+        'by themselves.',
     );
   }
   return paths;
 }
 
 /**
- * Like `requireBinaries`, but builds what is missing first by running hack/build-binaries.sh (its progress goes
- * to stderr). For interactive commands (`tessera dev up`, `npm start`); tests use `requireBinaries` and fail.
+ * Like `requireBinaries`, but builds what is missing first by running hack/build-binaries.sh for the missing
+ * components only (its progress goes to stderr). For `tessera dev up`, `npm start` and the test suite's global
+ * setup, so a fresh clone needs nothing but Node and Go.
  */
-export async function ensureBinaries(root: string = projectRoot): Promise<BinaryPaths> {
-  try {
-    return requireBinaries();
-  } catch (err) {
-    if (!(err instanceof DevClusterError) || err.code !== 'TESSERA_DEVCLUSTER_BINARIES_MISSING') throw err;
-  }
+export async function ensureBinaries(
+  names: readonly BinaryName[] = DEV_CLUSTER_BINARIES,
+  root: string = projectRoot,
+): Promise<BinaryPaths> {
+  const missing = missingBinaries(names);
+  if (missing.files.length === 0) return binaryPaths();
+  const components = buildComponentsFor(missing.names);
   process.stderr.write(
-    'Building the local control plane from the Go module proxy (first run only; several minutes on two cores)...\n',
+    `Building ${components.join(', ')} from the Go module proxy (first run only; Kubernetes takes several ` +
+      'minutes on two cores)...\n',
   );
   const { spawn } = await import('node:child_process');
   const script = path.join(root, 'hack', 'build-binaries.sh');
   const code = await new Promise<number>((resolve, reject) => {
-    const child = spawn('bash', [script], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn('bash', [script, ...components], { stdio: ['ignore', 'inherit', 'inherit'] });
     child.on('error', reject);
     child.on('exit', (status) => resolve(status ?? 1));
   });
   if (code !== 0) {
     throw new DevClusterError(
       'TESSERA_DEVCLUSTER_BINARIES_MISSING',
-      `${script} failed (exit ${code}); see its output above`,
+      `${script} ${components.join(' ')} failed (exit ${code}); see its output above`,
     );
   }
-  return requireBinaries();
+  return requireBinaries(binaryPaths(), names);
 }

@@ -47,7 +47,7 @@ export interface DevClusterOptions {
   /** Start kwok (makes fake nodes Ready and scheduled pods Running). Default: true. */
   readonly kwok?: boolean;
   /**
-   * Also start a local OCI registry (Debian's docker-registry, TLS + htpasswd) for images the cluster's pods
+   * Also start a local OCI registry (CNCF distribution, TLS + htpasswd) for images the cluster's pods
    * name. Default: false (registry tests start their own, with the auth mode they need).
    */
   readonly registry?: boolean;

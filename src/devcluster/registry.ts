@@ -1,14 +1,16 @@
-// A local OCI registry for tests, benchmarks and `tessera dev up`: Debian's `docker-registry` (distribution 2.x)
-// on 127.0.0.1, TLS from a fresh CA, with htpasswd auth, token auth (an in-process token issuer whose signing
-// certificate the registry trusts, so the whole Bearer flow is real), or none. The registry runs detached with
+// A local OCI registry for tests, benchmarks and `tessera dev up`: CNCF distribution v3's `registry`, built from
+// the Go module proxy by hack/build-binaries.sh like the control plane, on 127.0.0.1, TLS from a fresh CA, with
+// htpasswd auth (bcrypt lines written here), token auth (an in-process token issuer whose signing certificate the
+// registry trusts, so the whole Bearer flow is real), or none. The registry runs detached with
 // its output (including the access log) in <stateDir>/registry.log; stop() ends it. In token mode the issuer
 // lives in this process, so the registry is usable only while this process runs.
-import { spawnSync } from 'node:child_process';
 import { createPrivateKey, randomBytes, randomUUID, sign } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
+import bcrypt from 'bcryptjs';
 import { Agent, request } from 'undici';
+import { binaryPaths, requireBinaries } from './binaries.js';
 import { DevClusterError } from './errors.js';
 import { createCertificateAuthority } from './pki.js';
 import {
@@ -31,7 +33,7 @@ export interface LocalRegistryOptions {
   readonly users?: Readonly<Record<string, string>>;
   /** Registry port. Default: a free port. */
   readonly port?: number;
-  /** The registry binary. Default: `docker-registry` from PATH. */
+  /** The registry binary. Default: the one hack/build-binaries.sh built (`npm run binaries -- registry`). */
   readonly binary?: string;
   /** Token lifetime in seconds (token mode). Default: 300. */
   readonly tokenLifetimeSeconds?: number;
@@ -90,25 +92,12 @@ export interface LocalRegistry {
 const service = 'tessera-local-registry';
 const issuer = 'tessera-local-token-issuer';
 
-function findBinary(name: string): string {
-  if (name.includes('/')) return name;
-  const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
-  const resolved = found.stdout.trim();
-  if (found.status !== 0 || resolved === '') {
-    throw new DevClusterError(
-      'TESSERA_DEVCLUSTER_BINARIES_MISSING',
-      `${name} not found on PATH; install it (Debian: apt-get install -y docker-registry apache2-utils)`,
-    );
-  }
-  return resolved;
-}
-
-function htpasswdLine(user: string, password: string): string {
-  const result = spawnSync(findBinary('htpasswd'), ['-nbB', user, password], { encoding: 'utf8' });
-  if (result.status !== 0) {
-    throw new DevClusterError('TESSERA_DEVCLUSTER_START_FAILED', `htpasswd failed: ${result.stderr.trim()}`);
-  }
-  return result.stdout.trim();
+/**
+ * One htpasswd line with a bcrypt hash, as `htpasswd -nbB` writes it. Cost 5 is htpasswd's own default for -B:
+ * the registry checks the hash on every request, and these are throwaway loopback credentials.
+ */
+export function htpasswdLine(user: string, password: string): string {
+  return `${user}:${bcrypt.hashSync(password, 5)}`;
 }
 
 function b64url(data: Buffer | string): string {
@@ -143,7 +132,7 @@ export async function startLocalRegistry(options: LocalRegistryOptions): Promise
   mkdirSync(path.join(stateDir, 'storage'), { recursive: true });
   const users = options.users ?? { tessera: randomBytes(12).toString('hex') };
   const [username = '', password = ''] = auth === 'none' ? [] : (Object.entries(users)[0] ?? []);
-  const binary = findBinary(options.binary ?? 'docker-registry');
+  const binary = options.binary ?? requireBinaries(binaryPaths(), ['registry']).registry;
   const port = options.port ?? (await freePort());
   const host = `127.0.0.1:${port}`;
 
@@ -274,7 +263,7 @@ export async function startLocalRegistry(options: LocalRegistryOptions): Promise
     await dispatcher.close();
   };
   try {
-    child = spawnComponent({ name: 'docker-registry', binary, args: ['serve', configFile], logFile });
+    child = spawnComponent({ name: 'registry', binary, args: ['serve', configFile], logFile });
     const probe = async (): Promise<boolean> => {
       const res = await request(`https://${host}/v2/`, { dispatcher });
       await res.body.dump();

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sharedPath } from '../../test/support/fixtures.js';
+import { fixturePath } from '../../test/support/fixtures.js';
 import type {
   ConfigMap,
   NodePool,
@@ -117,24 +117,22 @@ interface ReferenceCases {
   }[];
 }
 
-const casesFile = sharedPath('specs/nodepool-performance-status.cases.json');
+const casesFile = fixturePath('specs/nodepool-performance-status.cases.json');
 
-describe.skipIf(!casesFile.path)(
-  `reference cases (nodepool-performance-status.cases.json) ${casesFile.skipReason ?? ''}`,
-  () => {
-    const spec = JSON.parse(readFileSync(casesFile.path ?? '', 'utf8')) as ReferenceCases;
-    const setup = spec.setup;
-    const base = setup['baseStatus (makePerformanceProfileStatusAsString, before overrides)'];
-    const np: NodePool = {
-      metadata: {
-        name: setup.nodePool.name,
-        namespace: setup.nodePool.namespace,
-        generation: setup.nodePool.generation,
-      },
-      spec: setup.nodePool.spec,
-      status: { conditions: [] },
-    };
-    const profileName = setup.statusConfigMap.labels['hypershift.openshift.io/performanceProfileName'] ?? '';
+describe(`reference cases (nodepool-performance-status.cases.json)`, () => {
+  const spec = JSON.parse(readFileSync(casesFile, 'utf8')) as ReferenceCases;
+  const setup = spec.setup;
+  const base = setup['baseStatus (makePerformanceProfileStatusAsString, before overrides)'];
+  const np: NodePool = {
+    metadata: {
+      name: setup.nodePool.name,
+      namespace: setup.nodePool.namespace,
+      generation: setup.nodePool.generation,
+    },
+    spec: setup.nodePool.spec,
+    status: { conditions: [] },
+  };
+  const profileName = setup.statusConfigMap.labels['hypershift.openshift.io/performanceProfileName'] ?? '';
 
     for (const testCase of spec.cases) {
       it(testCase.name, () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { sharedPath } from '../../test/support/fixtures.js';
+import { fixturePath } from '../../test/support/fixtures.js';
 import type { ConfigMap } from './api-types.js';
 import { ConfigMapIncompleteError, ProfileUndecodableError } from './errors.js';
 import { decodeProfileStatus } from './status-codec.js';
@@ -12,7 +12,7 @@ import {
   statusConfigMapMetadataDrifted,
 } from './status-configmap.js';
 
-const example = sharedPath('fixtures/hypershift/status-configmap-example.yaml');
+const example = fixturePath('hypershift/status-configmap-example.yaml');
 
 function ppConfigMap(overrides: Partial<ConfigMap['metadata']> = {}): ConfigMap {
   return {
@@ -34,23 +34,20 @@ function ppConfigMap(overrides: Partial<ConfigMap['metadata']> = {}): ConfigMap 
   };
 }
 
-describe.skipIf(!example.path)(
-  `desiredStatusConfigMap matches the contract example ${example.skipReason ?? ''}`,
-  () => {
-    const fixture = parse(readFileSync(example.path ?? '', 'utf8')) as ConfigMap;
+describe(`desiredStatusConfigMap matches the contract example`, () => {
+  const fixture = parse(readFileSync(example, 'utf8')) as ConfigMap;
 
-    it('has the example name, namespace, labels, annotation, owner and status text', () => {
-      const status = decodeProfileStatus(fixture.data?.status ?? '');
-      const cm = desiredStatusConfigMap(ppConfigMap(), 'perfprof', status);
-      expect(cm.metadata.name).toBe(fixture.metadata.name);
-      expect(cm.metadata.namespace).toBe(fixture.metadata.namespace);
-      expect(cm.metadata.labels).toEqual(fixture.metadata.labels);
-      expect(cm.metadata.annotations).toEqual(fixture.metadata.annotations);
-      expect(cm.metadata.ownerReferences).toEqual(fixture.metadata.ownerReferences);
-      expect(cm.data).toEqual(fixture.data);
-    });
-  },
-);
+  it('has the example name, namespace, labels, annotation, owner and status text', () => {
+    const status = decodeProfileStatus(fixture.data?.status ?? '');
+    const cm = desiredStatusConfigMap(ppConfigMap(), 'perfprof', status);
+    expect(cm.metadata.name).toBe(fixture.metadata.name);
+    expect(cm.metadata.namespace).toBe(fixture.metadata.namespace);
+    expect(cm.metadata.labels).toEqual(fixture.metadata.labels);
+    expect(cm.metadata.annotations).toEqual(fixture.metadata.annotations);
+    expect(cm.metadata.ownerReferences).toEqual(fixture.metadata.ownerReferences);
+    expect(cm.data).toEqual(fixture.data);
+  });
+});
 
 describe('desiredStatusConfigMap', () => {
   it('refuses a PP ConfigMap without the nodePool annotation, naming it', () => {

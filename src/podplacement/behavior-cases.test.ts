@@ -1,9 +1,9 @@
-// Drives the pure core (admission decision + placement plan) with the shared behaviour cases, read in place from
-// ../shared/specs/pod-placement.behavior-cases.json. Every case id in the file must be listed in COVERAGE: either
-// tested here, or named with the suite that observes it end to end.
+// Drives the pure core (admission decision + placement plan) with the contract's behaviour cases
+// (test/fixtures/specs/pod-placement.behavior-cases.json, a copy of the shared spec's). Every case id in the file
+// must be listed in COVERAGE: either tested here, or named with the suite that observes it end to end.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sharedPath } from '../../test/support/fixtures.js';
+import { fixturePath } from '../../test/support/fixtures.js';
 import { decideAdmission, type AdmissionInput } from './admission.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import { clusterConfig, pod, podPlacementConfig, type PodBuilder } from './builders.js';
@@ -26,7 +26,7 @@ import {
 import { podImages } from './pod-model.js';
 import type { NodeSelectorTerm, Pod } from './pod-types.js';
 
-const casesFile = sharedPath('specs/pod-placement.behavior-cases.json');
+const casesFile = fixturePath('specs/pod-placement.behavior-cases.json');
 
 interface BehaviourCase {
   id: number;
@@ -176,10 +176,8 @@ function builderFromCase(c: BehaviourCase): PodBuilder {
   return b;
 }
 
-describe.skipIf(casesFile.path === undefined)('pod placement behaviour cases', () => {
-  const file = casesFile.path
-    ? (JSON.parse(readFileSync(casesFile.path, 'utf8')) as { cases: BehaviourCase[] })
-    : { cases: [] };
+describe('pod placement behaviour cases', () => {
+  const file = JSON.parse(readFileSync(casesFile, 'utf8')) as { cases: BehaviourCase[] };
   const byId = new Map(file.cases.map((c) => [c.id, c]));
   const get = (id: number): BehaviourCase => {
     const c = byId.get(id);

@@ -39,8 +39,8 @@ export interface RegistryInspectorOptions extends DistributionClientOptions {
   /** Largest config blob accepted, in bytes. Default: 8 MiB. */
   readonly maxConfigBytes?: number;
   /**
-   * Read the first runnable manifest of an index (and its config) to recognise an operator bundle published as
-   * an index, as MTO does: one or two more requests per index. Default: true.
+   * Read the runnable manifest of a single-platform index (and its config) to recognise an operator bundle
+   * published as an index, as MTO does: two more requests for such an index. Default: true.
    */
   readonly probeIndexForBundle?: boolean;
   /** Most entries an index may list; larger ones fail with TESSERA_REGISTRY_TOO_LARGE. Default: 1000. */
@@ -222,9 +222,11 @@ export class RegistryInspector implements ImageInspector {
     };
     if (manifest.kind === 'index') {
       const { platforms, skipped } = readIndex(manifest.json, what, this.maxIndexEntries);
-      // Like MTO: an operator bundle published as an index is recognised by the config of its first runnable
-      // manifest, and then counts as every architecture.
-      const first = platforms[0];
+      // Like MTO: an operator bundle published as an index is recognised by the config of its runnable manifest,
+      // and then counts as every architecture. A bundle is built FROM scratch for one platform, so only an index
+      // that lists a single platform (attestations aside) is probed: an index of several platforms answers with
+      // them, and multi-architecture images cost no extra requests (MTO probes every index).
+      const first = platforms.length === 1 ? platforms[0] : undefined;
       let operatorBundle = false;
       if (first !== undefined && this.probeIndexForBundle)
         operatorBundle = await this.isBundle(source, first.digest, credential, what, signal);

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { sharedPath } from '../../test/support/fixtures.js';
+import { fixturePath } from '../../test/support/fixtures.js';
 import { type CommandIO, parseUpgradeStatusOptions, runUpgradeStatus } from './command.js';
 import { UpdateStatusError } from './errors.js';
 import type { UpdateStatus } from './api/schema.js';
 
-const fixtures = sharedPath('fixtures/oc-upgrade-status');
-const cv = (c: string) => path.join(fixtures.path ?? '', `${c}-cv.yaml`);
+const fixtures = fixturePath('oc-upgrade-status');
+const cv = (c: string) => path.join(fixtures, `${c}-cv.yaml`);
 
 function fakeIO(stopAfterRefreshes = Infinity): CommandIO & { stdout: string[]; stderr: string[] } {
   const controller = new AbortController();
@@ -49,13 +49,13 @@ describe('option parsing', () => {
   });
 });
 
-describe.skipIf(!fixtures.path)('snapshot mode', () => {
+describe('snapshot mode', () => {
   it('prints oc output for --mock-clusterversion and warns about missing alerts on stderr only', async () => {
     const io = fakeIO();
     const opts = parseUpgradeStatusOptions({ mockClusterversion: cv('4.14.1-degraded'), details: 'all' });
     expect(await runUpgradeStatus(opts, io)).toBe(0);
     expect(io.stdout.join('')).toBe(
-      readFileSync(path.join(fixtures.path ?? '', '4.14.1-degraded.detailed-output'), 'utf8'),
+      readFileSync(path.join(fixtures, '4.14.1-degraded.detailed-output'), 'utf8'),
     );
     expect(io.stderr.join('')).toMatch(/ignoring alerts/);
   });
@@ -67,9 +67,7 @@ describe.skipIf(!fixtures.path)('snapshot mode', () => {
       io,
     );
     expect(io.stdout.join('')).toMatch(/Duration: +\d+h/);
-    expect(io.stdout.join('')).not.toBe(
-      readFileSync(path.join(fixtures.path ?? '', '4.15.0-ec2-early.output'), 'utf8'),
-    );
+    expect(io.stdout.join('')).not.toBe(readFileSync(path.join(fixtures, '4.15.0-ec2-early.output'), 'utf8'));
   });
 
   it('prints an UpdateStatus object with -o yaml', async () => {

@@ -1,9 +1,11 @@
 // Vitest global setup for the integration tier: one real control plane per test run, shared by all files
-// (each test takes its own namespace). Missing binaries fail the run with the command that builds them.
+// (each test takes its own namespace). Binaries that are not built yet (control plane, registry, crane) are built
+// first from the Go module proxy, as `npm start` does, so `npm ci && npm test` works on a fresh machine.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { ensureBinaries, TEST_BINARIES } from '../../src/devcluster/binaries.js';
 import { startDevCluster } from '../../src/devcluster/cluster.js';
 
 declare module 'vitest' {
@@ -14,6 +16,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  await ensureBinaries(TEST_BINARIES);
   const stateRoot = mkdtempSync(path.join(os.tmpdir(), 'tessera-it-'));
   // Clusters that tests start themselves (startDevCluster without stateRoot) land here too, and are wiped with it.
   process.env.TESSERA_STATE_DIR = stateRoot;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { FormatRegistry } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { sharedPath } from '../../../test/support/fixtures.js';
+import { fixturePath } from '../../../test/support/fixtures.js';
 import { assessUpdateStatus, snapshotNow } from '../assess.js';
 import { MINUTE, parseDuration, parseTime } from '../gotime.js';
 import { loadSnapshot } from '../snapshot.js';
@@ -15,8 +15,8 @@ import { UpdateStatusStatusSchema } from './schema.js';
 FormatRegistry.Set('date-time', (v) => parseTime(v) !== undefined && v !== '');
 FormatRegistry.Set('duration', (v) => parseDuration(v) !== undefined);
 
-const fixtures = sharedPath('fixtures/oc-upgrade-status');
-const cases = fixtures.path ? readdirSync(fixtures.path).filter((f) => f.endsWith('-cv.yaml')) : [];
+const fixtures = fixturePath('oc-upgrade-status');
+const cases = readdirSync(fixtures).filter((f) => f.endsWith('-cv.yaml'));
 
 describe('stableUid', () => {
   it('keeps valid keys readable and hashes the rest into valid, distinct uids', () => {
@@ -30,10 +30,10 @@ describe('stableUid', () => {
   });
 });
 
-describe.skipIf(!fixtures.path)('projection of the oc snapshot cases', () => {
+describe('projection of the oc snapshot cases', () => {
   for (const file of cases) {
     it(`${file}: schema-valid, and stable when nothing changes`, async () => {
-      const { snapshot } = await loadSnapshot(path.join(fixtures.path ?? '', file));
+      const { snapshot } = await loadSnapshot(path.join(fixtures, file));
       const now = snapshotNow(snapshot);
       const first = projectUpdateStatus(assessUpdateStatus(snapshot, now), now);
       const errors = [...Value.Errors(UpdateStatusStatusSchema, first)]
@@ -59,10 +59,10 @@ describe.skipIf(!fixtures.path)('projection of the oc snapshot cases', () => {
   }
 });
 
-describe.skipIf(!fixtures.path)('where insights go', () => {
+describe('where insights go', () => {
   it('puts a worker node health insight in its pool, lists troubled nodes first, and caps node insights', async () => {
     const { snapshot } = await loadSnapshot(
-      path.join(fixtures.path ?? '', '4.16.0-ec2-control-plane-updated-pdb-prohibits-draining-cv.yaml'),
+      path.join(fixtures, '4.16.0-ec2-control-plane-updated-pdb-prohibits-draining-cv.yaml'),
     );
     const now = snapshotNow(snapshot);
     const status = projectUpdateStatus(assessUpdateStatus(snapshot, now), now, { maxNodeInsightsPerPool: 5 });

@@ -4,7 +4,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sharedPath } from '../../../test/support/fixtures.js';
+import { fixturePath } from '../../../test/support/fixtures.js';
 import { type UpdateStatusReport, assessUpdateStatus, snapshotNow } from '../assess.js';
 import { MINUTE } from '../gotime.js';
 import { renderUpdateStatus } from '../render.js';
@@ -12,8 +12,8 @@ import { loadSnapshot } from '../snapshot.js';
 import { projectUpdateStatus } from './project.js';
 import { isHealthyStatus, reportFromUpdateStatus } from './read.js';
 
-const fixtures = sharedPath('fixtures/oc-upgrade-status');
-const cases = fixtures.path ? readdirSync(fixtures.path).filter((f) => f.endsWith('-cv.yaml')) : [];
+const fixtures = fixturePath('oc-upgrade-status');
+const cases = readdirSync(fixtures).filter((f) => f.endsWith('-cv.yaml'));
 
 /** What the API cannot hold: longer node messages, and non-URL references (alerts without a runbook). */
 function fitsTheApi(report: UpdateStatusReport): boolean {
@@ -25,11 +25,11 @@ function fitsTheApi(report: UpdateStatusReport): boolean {
   return messagesFit && referencesFit;
 }
 
-describe.skipIf(!fixtures.path)('reportFromUpdateStatus', () => {
+describe('reportFromUpdateStatus', () => {
   let compared = 0;
   for (const file of cases) {
     it(`${file}: prints from the stored status like from the assessment, when it fits the API`, async () => {
-      const { snapshot } = await loadSnapshot(path.join(fixtures.path ?? '', file));
+      const { snapshot } = await loadSnapshot(path.join(fixtures, file));
       const now = snapshotNow(snapshot);
       const report = assessUpdateStatus(snapshot, now, { unavailableAgeReference: now + 60n * MINUTE });
       for (const max of [1_000, 3]) {

@@ -10,7 +10,7 @@ import { KubeClient, isNotFound } from '../../../src/runtime/index.js';
 import { ARCH_LABEL, EVENT_REASONS, LABELS, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
 import { validatingWebhookConfiguration } from '../../../src/podplacement/webhook-configurations.js';
 import { eventually, testKubeConfig, uniqueName, useTestNamespace } from '../../support/cluster.js';
-import { sharedPath } from '../../support/fixtures.js';
+import { fixturePath } from '../../support/fixtures.js';
 import {
   IMAGE_ARCHS,
   REGISTRY_POLICY_DEV_CRDS,
@@ -30,7 +30,7 @@ const SELECTED = 'pp-e2e';
 const opNs = useTestNamespace(SELECTED);
 const ns = useTestNamespace(SELECTED);
 const ns2 = useTestNamespace(SELECTED);
-const fixtures = sharedPath('fixtures/multiarch/pods');
+const fixtures = fixturePath('multiarch/pods');
 
 let client: KubeClient;
 let registries: TestRegistries;
@@ -194,9 +194,9 @@ afterAll(async () => {
   await client?.close();
 }, 120_000);
 
-describe.skipIf(fixtures.path === undefined)('shared fixture pods', () => {
+describe('the multiarch-tuning-operator test pods (test/fixtures/multiarch/pods)', () => {
   it('end up on nodes whose architecture their images support, with the labels and events', async () => {
-    const dir = fixtures.path ?? '';
+    const dir = fixtures;
     const rewrite = (image: string): string =>
       image
         .replace('quay.io/openshifttest/hello-openshift:1.2.0', registries.images.M4)

@@ -1,5 +1,5 @@
 // Our generated UpdateStatus CRD on a real kube-apiserver gives the verdicts of the API's own validation suite
-// (../shared/fixtures/updatestatus-api/validation-tests.yaml): every onCreate/onUpdate case is accepted or refused
+// (test/fixtures/updatestatus-api/validation-tests.yaml): every onCreate/onUpdate case is accepted or refused
 // as listed, with the listed error message, and accepted objects read back as expected. The statuses we project
 // from the oc snapshot cases are accepted too.
 import { readFileSync, readdirSync } from 'node:fs';
@@ -16,7 +16,7 @@ import type { UpdateStatus } from '../../../src/updatestatus/api/schema.js';
 import { projectUpdateStatus } from '../../../src/updatestatus/api/project.js';
 import { assessUpdateStatus, snapshotNow } from '../../../src/updatestatus/assess.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
-import { sharedPath } from '../../support/fixtures.js';
+import { fixturePath } from '../../support/fixtures.js';
 import { testKubeConfig } from '../../support/cluster.js';
 
 interface ValidationCase {
@@ -28,14 +28,12 @@ interface ValidationCase {
   expectedStatusError?: string;
 }
 
-const suite = sharedPath('fixtures/updatestatus-api/validation-tests.yaml');
-const tests = suite.path
-  ? (
-      parse(readFileSync(suite.path, 'utf8')) as {
-        tests: { onCreate?: ValidationCase[]; onUpdate?: ValidationCase[] };
-      }
-    ).tests
-  : { onCreate: [], onUpdate: [] };
+const suite = fixturePath('updatestatus-api/validation-tests.yaml');
+const tests = (
+  parse(readFileSync(suite, 'utf8')) as {
+    tests: { onCreate?: ValidationCase[]; onUpdate?: ValidationCase[] };
+  }
+).tests;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 interface SchemaNode {
@@ -75,7 +73,7 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-describe.skipIf(!suite.path)(`UpdateStatus CRD validation suite ${suite.skipReason ?? ''}`, () => {
+describe(`UpdateStatus CRD validation suite`, () => {
   let client: KubeClient;
   let statuses: ResourceClient<UpdateStatus>;
   const created: string[] = [];
@@ -152,9 +150,9 @@ describe.skipIf(!suite.path)(`UpdateStatus CRD validation suite ${suite.skipReas
   for (const c of tests.onUpdate ?? []) it(`onUpdate: ${c.name}`, () => run(c));
 });
 
-const ocCases = sharedPath('fixtures/oc-upgrade-status');
+const ocCases = fixturePath('oc-upgrade-status');
 
-describe.skipIf(!ocCases.path)('UpdateStatus projections of the oc snapshot cases', () => {
+describe('UpdateStatus projections of the oc snapshot cases', () => {
   let client: KubeClient;
   let statuses: ResourceClient<UpdateStatus>;
 
@@ -167,10 +165,10 @@ describe.skipIf(!ocCases.path)('UpdateStatus projections of the oc snapshot case
     await client.close();
   });
 
-  const files = ocCases.path ? readdirSync(ocCases.path).filter((f) => f.endsWith('-cv.yaml')) : [];
+  const files = readdirSync(ocCases).filter((f) => f.endsWith('-cv.yaml'));
   for (const file of files) {
     it(`${file}: the API server accepts the status and stores it unchanged`, async () => {
-      const { snapshot } = await loadSnapshot(path.join(ocCases.path ?? '', file));
+      const { snapshot } = await loadSnapshot(path.join(ocCases, file));
       const now = snapshotNow(snapshot);
       const status = projectUpdateStatus(assessUpdateStatus(snapshot, now), now);
       const name = `projection-${randomBytes(4).toString('hex')}`;

@@ -24,13 +24,13 @@ import {
 } from '../../../src/updatestatus/devcrds.js';
 import type { UpdateStatus } from '../../../src/updatestatus/api/schema.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
-import { sharedPath } from '../../support/fixtures.js';
+import { fixturePath } from '../../support/fixtures.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 import { SharedInformerFactory } from '../../../src/runtime/cache/informer-factory.js';
 import { createUpdateStatusController } from '../../../src/updatestatus/controller.js';
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
 
-const fixtures = sharedPath('fixtures/oc-upgrade-status');
+const fixtures = fixturePath('oc-upgrade-status');
 // A case without alerts or an MCO deployment: the live command reads neither from this cluster.
 const CASE = '4.15.0-ec2-early';
 
@@ -66,7 +66,7 @@ function captureIO(): CommandIO & { stdout: () => string } {
   };
 }
 
-describe.skipIf(!fixtures.path)(`upgrade status on a live cluster ${fixtures.skipReason ?? ''}`, () => {
+describe(`upgrade status on a live cluster`, () => {
   let cluster: DevCluster;
   let now: bigint;
 
@@ -77,7 +77,7 @@ describe.skipIf(!fixtures.path)(`upgrade status on a live cluster ${fixtures.ski
     const client = new KubeClient(await cluster.kubeConfig());
     try {
       await installOpenShiftDevCrds(client);
-      const { snapshot } = await loadSnapshot(path.join(fixtures.path ?? '', `${CASE}-cv.yaml`));
+      const { snapshot } = await loadSnapshot(path.join(fixtures, `${CASE}-cv.yaml`));
       now = snapshotNow(snapshot);
       const create = async <T extends KubeObject>(rc: ResourceClient<T>, objs: readonly T[]) => {
         for (const o of objs) await rc.create(fresh(o));
@@ -121,13 +121,11 @@ describe.skipIf(!fixtures.path)(`upgrade status on a live cluster ${fixtures.ski
       source: 'cluster' as const,
     };
     expect(await runUpgradeStatus(opts, io)).toBe(0);
-    expect(io.stdout()).toBe(readFileSync(path.join(fixtures.path ?? '', `${CASE}.output`), 'utf8'));
+    expect(io.stdout()).toBe(readFileSync(path.join(fixtures, `${CASE}.output`), 'utf8'));
 
     const detailed = captureIO();
     await runUpgradeStatus({ ...opts, details: 'all' }, detailed);
-    expect(detailed.stdout()).toBe(
-      readFileSync(path.join(fixtures.path ?? '', `${CASE}.detailed-output`), 'utf8'),
-    );
+    expect(detailed.stdout()).toBe(readFileSync(path.join(fixtures, `${CASE}.detailed-output`), 'utf8'));
   });
 
   it('prints the UpdateStatus object with -o json when no controller runs', async () => {
