@@ -3,6 +3,8 @@
 
 export type NodePoolErrorCode =
   | 'TESSERA_NODEPOOL_STATUS_UNDECODABLE'
+  | 'TESSERA_NODEPOOL_STATUS_INVALID'
+  | 'TESSERA_NODEPOOL_BUDGET_EXCEEDED'
   | 'TESSERA_NODEPOOL_PROFILE_UNDECODABLE'
   | 'TESSERA_NODEPOOL_CONFIGMAP_INCOMPLETE'
   | 'TESSERA_NODEPOOL_BAD_ARGUMENT';
@@ -20,6 +22,35 @@ export class NodePoolError extends Error {
 export class StatusUndecodableError extends NodePoolError {
   constructor(detail: string, options?: { cause?: unknown }) {
     super('TESSERA_NODEPOOL_STATUS_UNDECODABLE', detail, options);
+  }
+}
+
+/**
+ * A decoded status holds a condition the NodePool cannot carry (a type, reason or message beyond the NodePool CRD's
+ * limits, or a type twice): mirroring it would make the API server reject the whole NodePool status update.
+ */
+export class StatusInvalidError extends NodePoolError {
+  constructor(detail: string) {
+    super('TESSERA_NODEPOOL_STATUS_INVALID', detail);
+  }
+}
+
+/** Which budget of untrusted text was exceeded; see bounded-yaml.ts for the defaults. */
+export type BudgetName = 'bytes' | 'depth' | 'nodes' | 'aliases' | 'conditions';
+
+/**
+ * Untrusted text exceeds a budget checked before the expensive step (parsing, mirroring): `budget` names it,
+ * `limit` is its value and `actual` what was found (a lower bound when counting stopped at the limit).
+ */
+export class BudgetExceededError extends NodePoolError {
+  readonly budget: BudgetName;
+  readonly limit: number;
+  readonly actual: number;
+  constructor(budget: BudgetName, limit: number, actual: number, detail: string) {
+    super('TESSERA_NODEPOOL_BUDGET_EXCEEDED', detail);
+    this.budget = budget;
+    this.limit = limit;
+    this.actual = actual;
   }
 }
 

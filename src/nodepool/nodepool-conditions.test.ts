@@ -10,6 +10,8 @@ import type {
 } from './api-types.js';
 import {
   assessNodePoolPerformance,
+  assessRejectedStatus,
+  capConditionMessage,
   SUMMARY_REASONS,
   type AssessNodePoolInput,
 } from './nodepool-conditions.js';
@@ -134,50 +136,49 @@ describe(`reference cases (nodepool-performance-status.cases.json)`, () => {
   };
   const profileName = setup.statusConfigMap.labels['hypershift.openshift.io/performanceProfileName'] ?? '';
 
-    for (const testCase of spec.cases) {
-      it(testCase.name, () => {
-        const statusConfigMaps: ConfigMap[] = [];
-        if (testCase.overrides) {
-          const status: PerformanceProfileStatus = {
-            ...base,
-            conditions: (base.conditions ?? []).map(
-              (c) => testCase.overrides?.find((o) => o.type === c.type) ?? c,
-            ),
-          };
-          statusConfigMaps.push({
-            metadata: { ...setup.statusConfigMap },
-            data: { status: encodeProfileStatus(status) },
-          });
-        }
-        const result = assessNodePoolPerformance({
-          nodePool: np,
-          reference: { kind: 'profile', profileName },
-          statusConfigMaps,
-          now: T0,
-          staleAfterMs: 0,
+  for (const testCase of spec.cases) {
+    it(testCase.name, () => {
+      const statusConfigMaps: ConfigMap[] = [];
+      if (testCase.overrides) {
+        const status: PerformanceProfileStatus = {
+          ...base,
+          conditions: (base.conditions ?? []).map(
+            (c) => testCase.overrides?.find((o) => o.type === c.type) ?? c,
+          ),
+        };
+        statusConfigMaps.push({
+          metadata: { ...setup.statusConfigMap },
+          data: { status: encodeProfileStatus(status) },
         });
-        const got = byType(result.conditions);
-        if (typeof testCase.expect === 'string') {
-          for (const t of ['Available', 'Progressing', 'Upgradeable', 'Degraded'])
-            expect(got.has(`${PREFIX}/${t}`)).toBe(false);
-          expect(got.get(SUMMARY)?.status).toBe('Unknown');
-          return;
-        }
-        for (const [type, want] of Object.entries(testCase.expect)) {
-          const c = got.get(type);
-          expect({ status: c?.status, reason: c?.reason ?? '', message: c?.message ?? '' }).toEqual(want);
-        }
-        // The summary the seed design describes follows from the same status.
-        const available = testCase.expect[`${PREFIX}/Available`]?.status === 'True';
-        const trueOne = Object.entries(testCase.expect).find(
-          ([t, v]) => t !== `${PREFIX}/Upgradeable` && v.status === 'True',
-        );
-        expect(got.get(SUMMARY)?.status).toBe(available ? 'True' : 'False');
-        if (!available) expect(got.get(SUMMARY)?.reason).toBe(trueOne?.[1].reason);
+      }
+      const result = assessNodePoolPerformance({
+        nodePool: np,
+        reference: { kind: 'profile', profileName },
+        statusConfigMaps,
+        now: T0,
+        staleAfterMs: 0,
       });
-    }
-  },
-);
+      const got = byType(result.conditions);
+      if (typeof testCase.expect === 'string') {
+        for (const t of ['Available', 'Progressing', 'Upgradeable', 'Degraded'])
+          expect(got.has(`${PREFIX}/${t}`)).toBe(false);
+        expect(got.get(SUMMARY)?.status).toBe('Unknown');
+        return;
+      }
+      for (const [type, want] of Object.entries(testCase.expect)) {
+        const c = got.get(type);
+        expect({ status: c?.status, reason: c?.reason ?? '', message: c?.message ?? '' }).toEqual(want);
+      }
+      // The summary the seed design describes follows from the same status.
+      const available = testCase.expect[`${PREFIX}/Available`]?.status === 'True';
+      const trueOne = Object.entries(testCase.expect).find(
+        ([t, v]) => t !== `${PREFIX}/Upgradeable` && v.status === 'True',
+      );
+      expect(got.get(SUMMARY)?.status).toBe(available ? 'True' : 'False');
+      if (!available) expect(got.get(SUMMARY)?.reason).toBe(trueOne?.[1].reason);
+    });
+  }
+});
 
 // ------------------------------------------------------------------------------------ our behaviour
 describe('summary condition', () => {
@@ -260,6 +261,127 @@ describe('bad states become conditions naming the object', () => {
     expect(summary?.message).toMatch(
       /^failed to decode the performance profile status: .+\(ConfigMap clusters-hc1\/status-perfprof-cm-np1\)$/,
     );
+  });
+
+  it('a status over the byte budget: Unknown, naming the ConfigMap and the limit, old mirrors removed', () => {
+    const before = assessNodePoolPerformance(
+      input({ statusConfigMaps: [statusCM({ conditions: conditions('available') })] }),
+    );
+    const r = assessNodePoolPerformance(
+      input({
+        nodePool: nodePool(before.conditions),
+        statusConfigMaps: [statusCM(`conditions: []\npad: "${'x'.repeat(70_000)}"`)],
+      }),
+    );
+    expect(r.conditions.map((c) => c.type)).toEqual([SUMMARY]);
+    const summary = byType(r.conditions).get(SUMMARY);
+    expect(summary).toMatchObject({ status: 'Unknown', reason: SUMMARY_REASONS.tooLarge });
+    expect(summary?.message).toMatch(
+      /^status ConfigMap clusters-hc1\/status-perfprof-cm-np1: key "status" is at least 70\d{3} bytes, over the limit of 65536 bytes/,
+    );
+    expect(r.refused).toEqual({ reason: SUMMARY_REASONS.tooLarge, message: summary?.message });
+    expect(r.changed).toBe(true);
+  });
+
+  it('a status the cache did not keep for its length: the same refusal, from the annotation', () => {
+    const cm = statusCM(undefined, {
+      annotations: { 'tessera.openshift.io/status-not-cached-length': '1000000' },
+    });
+    const r = assessNodePoolPerformance(input({ statusConfigMaps: [cm] }));
+    expect(byType(r.conditions).get(SUMMARY)).toMatchObject({
+      status: 'Unknown',
+      reason: SUMMARY_REASONS.tooLarge,
+    });
+    expect(byType(r.conditions).get(SUMMARY)?.message).toContain(
+      'status ConfigMap clusters-hc1/status-perfprof-cm-np1: key "status" is at least 1000000 bytes, over the limit of 65536 bytes',
+    );
+  });
+
+  it.each([
+    ['aliases', 'a: &x 1\nb: *x\n', SUMMARY_REASONS.invalid, /uses a YAML alias/],
+    [
+      'deep nesting',
+      `x: ${'['.repeat(40)}${']'.repeat(40)}`,
+      SUMMARY_REASONS.tooLarge,
+      /nests deeper than 16 levels/,
+    ],
+    [
+      'too many conditions',
+      JSON.stringify({
+        conditions: Array.from({ length: 20 }, (_, i) => ({ type: `T${i}`, status: 'True' })),
+      }),
+      SUMMARY_REASONS.tooLarge,
+      /20 conditions, over the limit of 8/,
+    ],
+    [
+      'a long condition type',
+      JSON.stringify({ conditions: [{ type: 'T'.repeat(2034), status: 'True' }] }),
+      SUMMARY_REASONS.invalid,
+      /type is 2034 characters, over the NodePool condition limit of 63/,
+    ],
+    [
+      'a long message',
+      JSON.stringify({ conditions: [{ type: 'Degraded', status: 'True', message: 'm'.repeat(40_000) }] }),
+      SUMMARY_REASONS.invalid,
+      /message is 40000 characters, over the NodePool condition limit of 32768/,
+    ],
+  ])('a status with %s: Unknown with reason %s, naming the ConfigMap', (_name, text, reason, detail) => {
+    const r = assessNodePoolPerformance(input({ statusConfigMaps: [statusCM(text)] }));
+    const summary = byType(r.conditions).get(SUMMARY);
+    expect(summary).toMatchObject({ status: 'Unknown', reason });
+    expect(summary?.message).toContain('status ConfigMap clusters-hc1/status-perfprof-cm-np1: ');
+    expect(summary?.message).toMatch(detail);
+    expect(r.conditions.filter((c) => c.type.startsWith(PREFIX))).toEqual([]);
+  });
+
+  it('decodes through the decoder it is given (the controller passes a cache)', () => {
+    const texts: string[] = [];
+    const r = assessNodePoolPerformance(
+      input({
+        statusConfigMaps: [statusCM('anything')],
+        decodeStatus: (text) => {
+          texts.push(text);
+          return { conditions: conditions('available') };
+        },
+      }),
+    );
+    expect(texts).toEqual(['anything']);
+    expect(byType(r.conditions).get(SUMMARY)?.status).toBe('True');
+  });
+
+  it('never writes a message over the CRD limit, even one of its own making', () => {
+    const r = assessNodePoolPerformance(
+      input({ reference: { kind: 'unresolved', message: 'u'.repeat(50_000) } }),
+    );
+    const message = byType(r.conditions).get(SUMMARY)?.message ?? '';
+    expect(message.length).toBe(32768);
+    expect(message.endsWith(' ... (truncated)')).toBe(true);
+    expect(capConditionMessage('short')).toBe('short');
+    // A surrogate pair straddling the cut is not split.
+    const emoji = capConditionMessage(`${'a'.repeat(32768 - 17)}😀${'b'.repeat(100)}`);
+    expect(emoji.endsWith(`${'a'} ... (truncated)`)).toBe(true);
+  });
+
+  it('a status the API server refused: mirrors replaced by one Unknown summary naming the ConfigMap', () => {
+    const before = assessNodePoolPerformance(
+      input({ statusConfigMaps: [statusCM({ conditions: conditions('available') })] }),
+    );
+    const other: NodePoolCondition = { type: 'Ready', status: 'True', lastTransitionTime: iso(T0) };
+    const r = assessRejectedStatus(
+      nodePool([other, ...before.conditions]),
+      'clusters-hc1/status-perfprof-cm-np1',
+      'NodePool.hypershift.openshift.io "np1" is invalid: status.conditions: Too many',
+      T0,
+    );
+    expect(r.conditions.map((c) => c.type)).toEqual(['Ready', SUMMARY]);
+    expect(byType(r.conditions).get(SUMMARY)).toMatchObject({
+      status: 'Unknown',
+      reason: SUMMARY_REASONS.rejected,
+    });
+    expect(byType(r.conditions).get(SUMMARY)?.message).toContain(
+      'refused the NodePool conditions built from status ConfigMap clusters-hc1/status-perfprof-cm-np1: NodePool.hypershift.openshift.io "np1" is invalid',
+    );
+    expect(r.refused?.reason).toBe(SUMMARY_REASONS.rejected);
   });
 
   it('a missing hosted control plane, with its own reason', () => {

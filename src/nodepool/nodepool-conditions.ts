@@ -5,6 +5,9 @@
 // Guarantees: bad input becomes a condition that names the offending ConfigMap, never an exception; conditions of
 // other owners are kept in place; lastTransitionTime moves only when a condition's status changes; `changed` is
 // false when only timestamps would differ, so callers write the NodePool once per meaningful change.
+// Hosted-cluster text is untrusted: a status over its budgets (status-codec.ts) or holding conditions a NodePool
+// cannot carry becomes one Unknown summary naming the ConfigMap and the limit, and every message written is capped
+// at the CRD's 32768 characters, so the NodePool status update is never rejected for our conditions.
 import { metaTime } from '../runtime/index.js';
 import type { ConfigMap, NodePool, NodePoolCondition, PerformanceProfileStatus } from './api-types.js';
 import {
@@ -15,10 +18,11 @@ import {
   REFERENCE_MESSAGES,
   mirroredConditionType,
 } from './constants.js';
-import { StatusUndecodableError } from './errors.js';
+import { overLengthError, STATUS_YAML_BUDGET } from './bounded-yaml.js';
+import { BudgetExceededError, StatusInvalidError, StatusUndecodableError } from './errors.js';
 import { statusHeartbeatMs } from './profile-status.js';
-import { decodeProfileStatus } from './status-codec.js';
-import { refOf } from './status-configmap.js';
+import { decodeProfileStatus, STATUS_CONDITION_LIMITS } from './status-codec.js';
+import { refOf, STATUS_NOT_CACHED_ANNOTATION } from './status-configmap.js';
 
 /** Reasons of the summary condition (ours; NTO's reasons are carried through for Progressing/Degraded). */
 export const SUMMARY_REASONS = {
@@ -27,6 +31,12 @@ export const SUMMARY_REASONS = {
   multiple: 'MultiplePerformanceProfileStatuses',
   missingKey: 'PerformanceProfileStatusKeyMissing',
   undecodable: 'PerformanceProfileStatusUndecodable',
+  /** The status ConfigMap exceeds a size, depth, node or condition-count budget. */
+  tooLarge: 'PerformanceProfileStatusTooLarge',
+  /** The status uses aliases or holds a condition a NodePool cannot carry. */
+  invalid: 'PerformanceProfileStatusInvalid',
+  /** The API server refused the NodePool status built from the status ConfigMap. */
+  rejected: 'PerformanceProfileStatusRejected',
   stale: 'PerformanceProfileStatusStale',
   inconclusive: 'PerformanceProfileStatusInconclusive',
   unresolved: 'TuningConfigUnresolved',
@@ -58,6 +68,14 @@ export interface AssessNodePoolInput {
   readonly now: number;
   /** A status whose newest heartbeat is older than this is stale. Milliseconds; 0 disables the check. */
   readonly staleAfterMs: number;
+  /** Decodes a `status` key; a caching wrapper of decodeProfileStatus. Default: decodeProfileStatus. */
+  readonly decodeStatus?: (text: string) => PerformanceProfileStatus;
+}
+
+/** Why the status ConfigMap was not used: the summary's reason and message (for an event, too). */
+export interface RefusedStatus {
+  readonly reason: string;
+  readonly message: string;
 }
 
 /** What the controller shows and writes. */
@@ -70,6 +88,8 @@ export interface NodePoolAssessment {
   readonly source?: string;
   /** Re-evaluate after this many ms even without events (the status becomes stale then). */
   readonly recheckAfterMs?: number;
+  /** Set when the status ConfigMap was refused as hostile or broken (undecodable, over budget, invalid). */
+  readonly refused?: RefusedStatus;
 }
 
 type Desired = Omit<NodePoolCondition, 'lastTransitionTime' | 'observedGeneration'>;
@@ -142,6 +162,28 @@ interface Plan {
   summary: Desired | undefined;
   source?: string;
   recheckAfterMs?: number;
+  refused?: RefusedStatus;
+}
+
+/** What the NodePool says about a status ConfigMap that could not be used, by the error decoding it threw. */
+function refusal(cm: ConfigMap, err: unknown): RefusedStatus {
+  const where = `status ConfigMap ${refOf(cm)}`;
+  const consequence =
+    'the NodePool shows no performance-profile conditions from it until that ConfigMap changes; check the Node Tuning Operator of this hosted cluster';
+  if (err instanceof BudgetExceededError) {
+    return {
+      reason: err.budget === 'aliases' ? SUMMARY_REASONS.invalid : SUMMARY_REASONS.tooLarge,
+      message: `${where}: ${err.message} (a real status is a few KiB); ${consequence}`,
+    };
+  }
+  if (err instanceof StatusInvalidError) {
+    return { reason: SUMMARY_REASONS.invalid, message: `${where}: ${err.message}; ${consequence}` };
+  }
+  const detail = err instanceof StatusUndecodableError ? err.message : String(err);
+  return {
+    reason: SUMMARY_REASONS.undecodable,
+    message: `${format(REFERENCE_MESSAGES.decode, detail)} (ConfigMap ${refOf(cm)})`,
+  };
 }
 
 function plan(input: AssessNodePoolInput): Plan {
@@ -180,6 +222,17 @@ function plan(input: AssessNodePoolInput): Plan {
   }
   const cm = statusConfigMaps[0] as ConfigMap;
   const raw = cm.data?.[DATA_KEYS.status];
+  const notCached = cm.metadata.annotations?.[STATUS_NOT_CACHED_ANNOTATION];
+  if (raw === undefined && notCached !== undefined) {
+    // The cache dropped an over-long status (trimStatusConfigMap): refused on its length alone.
+    const refused = refusal(cm, overLengthError(Number(notCached), STATUS_YAML_BUDGET, 'key "status"'));
+    return {
+      mirrors: [],
+      summary: summary('Unknown', refused.reason, refused.message),
+      source: refOf(cm),
+      refused,
+    };
+  }
   if (raw === undefined) {
     return {
       mirrors: [],
@@ -189,17 +242,14 @@ function plan(input: AssessNodePoolInput): Plan {
   }
   let status: PerformanceProfileStatus;
   try {
-    status = decodeProfileStatus(raw);
+    status = (input.decodeStatus ?? decodeProfileStatus)(raw);
   } catch (err) {
-    const detail = err instanceof StatusUndecodableError ? err.message : String(err);
+    const refused = refusal(cm, err);
     return {
       mirrors: [],
-      summary: summary(
-        'Unknown',
-        SUMMARY_REASONS.undecodable,
-        `${format(REFERENCE_MESSAGES.decode, detail)} (ConfigMap ${refOf(cm)})`,
-      ),
+      summary: summary('Unknown', refused.reason, refused.message),
       source: refOf(cm),
+      refused,
     };
   }
   const mirrors = (status.conditions ?? []).map((c): Desired => ({
@@ -236,14 +286,51 @@ function sameCondition(a: NodePoolCondition, b: NodePoolCondition): boolean {
   );
 }
 
+/** `message` cut to the NodePool CRD's limit (at a code point boundary), saying that it was cut. */
+export function capConditionMessage(message: string): string {
+  const max = STATUS_CONDITION_LIMITS.maxMessageLength;
+  if (message.length <= max) return message;
+  const marker = ' ... (truncated)';
+  let end = max - marker.length;
+  const last = message.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // do not split a surrogate pair
+  return `${message.slice(0, end)}${marker}`;
+}
+
 /** The NodePool's conditions after reflecting its performance-profile status (see module comment). */
 export function assessNodePoolPerformance(input: AssessNodePoolInput): NodePoolAssessment {
-  const p = plan(input);
-  const current = input.nodePool.status?.conditions ?? [];
-  const generation = input.nodePool.metadata.generation ?? 0;
+  return merge(input.nodePool, plan(input), input.now);
+}
+
+/**
+ * The NodePool's conditions after the API server refused the status assessNodePoolPerformance built from `source`
+ * (`detail` is the server's message): no mirrors, and an Unknown summary saying what was refused and why, so the
+ * old conditions are not left standing as if current.
+ */
+export function assessRejectedStatus(
+  nodePool: NodePool,
+  source: string | undefined,
+  detail: string,
+  now: number,
+): NodePoolAssessment {
+  const from = source ? `status ConfigMap ${source}` : 'the performance-profile status';
+  const refused: RefusedStatus = {
+    reason: SUMMARY_REASONS.rejected,
+    message: `the API server refused the NodePool conditions built from ${from}: ${detail}; they are not shown until that ConfigMap changes`,
+  };
+  return merge(
+    nodePool,
+    { mirrors: [], summary: summary('Unknown', refused.reason, refused.message), source, refused },
+    now,
+  );
+}
+
+function merge(nodePool: NodePool, p: Plan, nowMs: number): NodePoolAssessment {
+  const current = nodePool.status?.conditions ?? [];
+  const generation = nodePool.metadata.generation ?? 0;
   const wanted = [...p.mirrors, ...(p.summary ? [p.summary] : [])];
   const wantedByType = new Map(wanted.map((w) => [w.type, w]));
-  const now = metaTime(input.now);
+  const now = metaTime(nowMs);
 
   const complete = (w: Desired, old: NodePoolCondition | undefined): NodePoolCondition => {
     const c: NodePoolCondition = {
@@ -253,7 +340,7 @@ export function assessNodePoolPerformance(input: AssessNodePoolInput): NodePoolA
       observedGeneration: generation,
     };
     if (w.reason) c.reason = w.reason;
-    if (w.message) c.message = w.message;
+    if (w.message) c.message = capConditionMessage(w.message);
     return c;
   };
 
@@ -287,5 +374,6 @@ export function assessNodePoolPerformance(input: AssessNodePoolInput): NodePoolA
   };
   if (p.source !== undefined) result.source = p.source;
   if (p.recheckAfterMs !== undefined) result.recheckAfterMs = p.recheckAfterMs;
+  if (p.refused !== undefined) result.refused = p.refused;
   return result;
 }

@@ -8,17 +8,26 @@
 // management cluster's ConfigMaps.
 // Guarantees: one NodePool status write per meaningful change, none for timestamp-only changes; conditions of
 // other controllers are preserved (read-modify-write guarded by resourceVersion; a conflict retries).
+// Status ConfigMaps are written from the hosted cluster and treated as hostile: the cache keeps only their `status`
+// key, and not even that when it is over budget; decoding is budgeted (status-codec.ts) and cached by content
+// (status-decode-cache.ts); a refused status is a NodePool condition plus a Warning event naming the ConfigMap and
+// the limit, and the reconcile then succeeds (no retry until something changes). Should the API server still
+// refuse the NodePool status, the conditions built from that ConfigMap are replaced by one naming it
+// (PerformanceProfileStatusRejected) instead of retrying forever.
 import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
 import {
+  ApiStatusError,
   type Clock,
   ConfigMaps,
   Controller,
+  type EventRecorder,
   InvalidArgumentError,
   isAlreadyExists,
   isConflict,
   isNotFound,
   type KubeClient,
+  KubeEventRecorder,
   type Logger,
   objectKey,
   realClock,
@@ -29,11 +38,18 @@ import {
   SharedInformerFactory,
   silentLogger,
   stripManagedFields,
+  TerminalError,
 } from '../runtime/index.js';
 import type { ConfigMap, HostedControlPlane, NodePool } from './api-types.js';
 import { ANNOTATIONS, DATA_KEYS, LABELS } from './constants.js';
 import { NodePoolError } from './errors.js';
-import { assessNodePoolPerformance, SUMMARY_REASONS, type ProfileReference } from './nodepool-conditions.js';
+import {
+  assessNodePoolPerformance,
+  assessRejectedStatus,
+  type NodePoolAssessment,
+  type ProfileReference,
+  SUMMARY_REASONS,
+} from './nodepool-conditions.js';
 import {
   hostedControlPlaneNamespace,
   performanceProfileConfigMapName,
@@ -41,7 +57,8 @@ import {
 } from './names.js';
 import { HostedControlPlanes, NodePools } from './resources.js';
 import { runTogether } from './run-all.js';
-import { performanceProfileNameIn, refOf } from './status-configmap.js';
+import { performanceProfileNameIn, refOf, trimStatusConfigMap } from './status-configmap.js';
+import { createStatusDecodeCache } from './status-decode-cache.js';
 
 export interface NodePoolControllerOptions {
   /** Client of the management cluster. Required. */
@@ -61,8 +78,16 @@ export interface NodePoolControllerOptions {
   clock?: Clock;
   logger?: Logger;
   /**
-   * Registers `tessera_nodepool_status_writes_total`, `tessera_nodepool_mirror_writes_total` and the controller's
-   * `controller_runtime_reconcile_*` metrics. Default: none.
+   * Warning events on a NodePool whose status ConfigMap is refused (reasons as the summary condition's).
+   * Default: events.k8s.io/v1 Events written with `management`, reporting controller = fieldManager.
+   */
+  events?: EventRecorder;
+  /** Bytes of decoded status ConfigMaps remembered by content (see status-decode-cache.ts). Default: 4 MiB. */
+  statusDecodeCacheBytes?: number;
+  /**
+   * Registers `tessera_nodepool_status_writes_total`, `tessera_nodepool_mirror_writes_total`,
+   * `tessera_nodepool_status_decodes_total` and the controller's `controller_runtime_reconcile_*` metrics.
+   * Default: none.
    */
   registry?: Registry;
 }
@@ -121,6 +146,7 @@ export function createNodePoolController(options: NodePoolControllerOptions): No
   const statusConfigMaps = factory.informerFor<ConfigMap>({
     type: ConfigMaps,
     labelSelector: `${LABELS.statusConfigMap}=true`,
+    transform: trimStatusConfigMap,
     indexers: { [HCP_NODEPOOL_INDEX]: hcpNodePool },
   });
   const mirrors = factory.informerFor<ConfigMap>({
@@ -173,6 +199,36 @@ export function createNodePoolController(options: NodePoolControllerOptions): No
     'tessera_nodepool_mirror_writes_total',
     'Writes of mirrored PerformanceProfile ConfigMaps',
   );
+  const statusDecodes = counter(
+    'tessera_nodepool_status_decodes_total',
+    'Status ConfigMap texts actually decoded (not found in the decode cache)',
+  );
+  const decoder = createStatusDecodeCache({
+    maxBytes: options.statusDecodeCacheBytes,
+    onDecode: () => statusDecodes?.inc(),
+  });
+  const events =
+    options.events ??
+    new KubeEventRecorder({ client: options.management, component: fieldManager, clock, logger });
+
+  /** Writes the NodePool status; `{ invalid }` carries the message when the API server refuses it (HTTP 422). */
+  async function writeConditions(
+    np: NodePool,
+    assessment: NodePoolAssessment,
+    signal: AbortSignal,
+  ): Promise<'written' | 'conflict' | { invalid: string }> {
+    const updated: NodePool = structuredClone(np);
+    updated.status = { ...updated.status, conditions: assessment.conditions };
+    try {
+      await nodePoolClient.updateStatus(updated, { fieldManager, signal });
+    } catch (err) {
+      if (isConflict(err)) return 'conflict';
+      if (err instanceof ApiStatusError && err.statusCode === 422) return { invalid: err.message };
+      throw err;
+    }
+    statusWrites?.inc();
+    return 'written';
+  }
 
   /** The NodePool a status ConfigMap belongs to: HCP namespace -> HostedCluster namespace, plus the nodePool label. */
   function nodePoolKeysOfStatus(cm: ConfigMap): string[] {
@@ -335,18 +391,38 @@ export function createNodePoolController(options: NodePoolControllerOptions): No
           .byIndex(HCP_NODEPOOL_INDEX, `${hcpNs}/${np.metadata.name ?? ''}`),
         now: clock.now(),
         staleAfterMs,
+        decodeStatus: decoder.decode,
       });
       if (assessment.changed) {
-        const updated: NodePool = structuredClone(np);
-        updated.status = { ...updated.status, conditions: assessment.conditions };
-        try {
-          await nodePoolClient.updateStatus(updated, { fieldManager, signal });
-        } catch (err) {
-          // Our cache is behind the server (another writer, or our own last write): look again shortly.
-          if (isConflict(err)) return { requeueAfterMs: CACHE_LAG_RETRY_MS };
-          throw err;
+        const written = await writeConditions(np, assessment, signal);
+        // Our cache is behind the server (another writer, or our own last write): look again shortly.
+        if (written === 'conflict') return { requeueAfterMs: CACHE_LAG_RETRY_MS };
+        if (written !== 'written') {
+          // Refused although every condition we build fits the CRD (e.g. a schema stricter than ours): say so on
+          // the NodePool instead of retrying the same refused write forever.
+          const rejected = assessRejectedStatus(np, assessment.source, written.invalid, clock.now());
+          const retried = await writeConditions(np, rejected, signal);
+          if (retried === 'conflict') return { requeueAfterMs: CACHE_LAG_RETRY_MS };
+          if (rejected.refused)
+            events.event(np, 'Warning', rejected.refused.reason, rejected.refused.message);
+          if (retried !== 'written') {
+            throw new TerminalError(
+              `NodePool ${key}: the API server refused its status twice (${retried.invalid}); not retrying until it changes`,
+            );
+          }
+          logger.warn(
+            { nodePool: key, source: assessment.source, err: written.invalid },
+            'NodePool status refused; reported PerformanceProfileStatusRejected instead',
+          );
+          return;
         }
-        statusWrites?.inc();
+        if (assessment.refused) {
+          events.event(np, 'Warning', assessment.refused.reason, assessment.refused.message);
+          logger.warn(
+            { nodePool: key, source: assessment.source, reason: assessment.refused.reason },
+            'refused status ConfigMap',
+          );
+        }
         logger.info(
           { nodePool: key, source: assessment.source },
           'updated NodePool performance-profile conditions',

@@ -58,6 +58,80 @@ describe('decodeProfileStatus', () => {
   });
 });
 
+describe('decodeProfileStatus keeps to what a NodePool condition can carry (issue #10 item 11)', () => {
+  const condition = (fields: Record<string, string>): string =>
+    JSON.stringify({ conditions: [{ type: 'Degraded', status: 'True', ...fields }] });
+
+  it(`rejects more than ${STATUS_CONDITION_LIMITS.maxConditions} conditions with a BudgetExceededError`, () => {
+    const many = JSON.stringify({
+      conditions: Array.from({ length: 9 }, (_, i) => ({ type: `T${i}`, status: 'True' })),
+    });
+    expect(() => decodeProfileStatus(many)).toThrow(BudgetExceededError);
+    expect(() => decodeProfileStatus(many)).toThrow('key "status" has 9 conditions, over the limit of 8');
+    // 20,001 conditions do not even reach the parser: the node budget stops them first.
+    const flood = JSON.stringify({ conditions: Array.from({ length: 20_001 }, () => ({ type: 'A' })) });
+    expect(() => decodeProfileStatus(flood)).toThrow(BudgetExceededError);
+  });
+
+  it.each([
+    [
+      'a 2,034-character type',
+      { type: 'T'.repeat(2034) },
+      'conditions[0].type is 2034 characters, over the NodePool condition limit of 63',
+    ],
+    [
+      'a type with a slash',
+      { type: 'evil.example.com/Degraded' },
+      /cannot follow performance\.operator\.openshift\.io\//,
+    ],
+    ['a type with spaces', { type: 'Not A Type' }, /cannot follow/],
+    [
+      'a 1,025-character reason',
+      { reason: 'R'.repeat(1025) },
+      'conditions[0].reason is 1025 characters, over the NodePool condition limit of 1024',
+    ],
+    ['a reason with a newline', { reason: 'Bad\nReason' }, /is not a condition reason/],
+    [
+      'a 40,000-character message (100,000 exceed the byte budget first)',
+      { message: 'm'.repeat(40_000) },
+      'conditions[0].message is 40000 characters, over the NodePool condition limit of 32768',
+    ],
+  ])('rejects %s with a StatusInvalidError', (_name, fields, message) => {
+    expect(() => decodeProfileStatus(condition(fields))).toThrow(StatusInvalidError);
+    expect(() => decodeProfileStatus(condition(fields))).toThrow(message);
+  });
+
+  it('rejects a condition type given twice (the NodePool keys its conditions by type)', () => {
+    const twice = JSON.stringify({
+      conditions: [
+        { type: 'Degraded', status: 'True' },
+        { type: 'Degraded', status: 'False' },
+      ],
+    });
+    expect(() => decodeProfileStatus(twice)).toThrow('condition type "Degraded" appears twice');
+  });
+
+  it('accepts NTO\'s own reasons, including "KubeletConfig failure", and messages up to the limit', () => {
+    const status = decodeProfileStatus(
+      condition({
+        reason: 'KubeletConfig failure',
+        message: 'm'.repeat(STATUS_CONDITION_LIMITS.maxMessageLength),
+      }),
+    );
+    expect(status.conditions?.[0]?.reason).toBe('KubeletConfig failure');
+  });
+
+  it('quotes at most 64 characters of hostile text in its messages', () => {
+    const text = condition({ lastTransitionTime: 'x'.repeat(50_000) });
+    expect(() => decodeProfileStatus(text)).toThrow(StatusUndecodableError);
+    try {
+      decodeProfileStatus(text);
+    } catch (err) {
+      expect((err as Error).message.length).toBeLessThan(200);
+    }
+  });
+});
+
 describe('encodeProfileStatus', () => {
   it('sorts keys, writes zero times as null and omits empty reason/message', () => {
     const text = encodeProfileStatus({

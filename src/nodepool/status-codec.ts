@@ -2,9 +2,42 @@
 // Guarantees: encode() writes what sigs.k8s.io/yaml would (keys sorted, zero times as null, omitempty fields left
 // out); decode() accepts YAML or JSON like apimachinery's yaml.Unmarshal, ignores unknown fields, and throws
 // StatusUndecodableError naming the first bad field. Neither function reads the clock.
-import { parse, stringify } from 'yaml';
+// The text comes from the hosted cluster, so decode() parses only within STATUS_YAML_BUDGET (BudgetExceededError
+// before parsing) and accepts only conditions a NodePool can carry (STATUS_CONDITION_LIMITS, StatusInvalidError):
+// every error it throws is a NodePoolError.
+import { stringify } from 'yaml';
 import type { PerformanceProfileStatus, ProfileCondition } from './api-types.js';
-import { StatusUndecodableError } from './errors.js';
+import { parseWithinBudget, STATUS_YAML_BUDGET } from './bounded-yaml.js';
+import { NODEPOOL_CONDITION_PREFIX } from './constants.js';
+import { BudgetExceededError, NodePoolError, StatusInvalidError, StatusUndecodableError } from './errors.js';
+
+/**
+ * What a decoded status may hold, so that every mirrored `performance.operator.openshift.io/<type>` condition fits
+ * the NodePool CRD (NodePoolCondition: type <= 316, reason <= 1024, message <= 32768 characters; conditions are a
+ * list-map keyed by type, at most 100 per NodePool upstream, shared with other controllers).
+ */
+export const STATUS_CONDITION_LIMITS = {
+  /** NTO writes 4 (Available, Upgradeable, Progressing, Degraded); room for a few more, never dozens. */
+  maxConditions: 8,
+  /** The name part of a qualified name (the mirror prefixes it with our domain). */
+  maxTypeLength: 63,
+  maxReasonLength: 1024,
+  maxMessageLength: 32768,
+} as const;
+
+/** Name part of a Kubernetes qualified name; a single character class, so matching is linear. */
+const CONDITION_TYPE_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/** metav1.Condition's reason pattern, plus spaces: NTO itself reports "KubeletConfig failure". */
+const CONDITION_REASON = /^[A-Za-z]([A-Za-z0-9_,: ]*[A-Za-z0-9_])?$/;
+/** Longest piece of untrusted text quoted in an error message. */
+const QUOTE_MAX = 64;
+
+/** `value` for an error message: JSON, cut to QUOTE_MAX characters. */
+function quote(value: unknown): string {
+  const text = typeof value === 'string' ? value : typeof value;
+  const cut = text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}...` : text;
+  return typeof value === 'string' ? JSON.stringify(cut) : cut;
+}
 
 /** YAML text of `status`, as NTO writes it. */
 export function encodeProfileStatus(status: PerformanceProfileStatus): string {
@@ -40,6 +73,14 @@ function optionalString(obj: Record<string, unknown>, key: string, where: string
   return value;
 }
 
+function checkLength(value: string | undefined, max: number, field: string): void {
+  if (value !== undefined && value.length > max) {
+    throw new StatusInvalidError(
+      `${field} is ${value.length} characters, over the NodePool condition limit of ${max}`,
+    );
+  }
+}
+
 /** A time field: RFC 3339 text, null, or (YAML 1.1 parsers) a Date. */
 function optionalTime(obj: Record<string, unknown>, key: string, where: string): string | null | undefined {
   const value = obj[key];
@@ -47,9 +88,7 @@ function optionalTime(obj: Record<string, unknown>, key: string, where: string):
   if (value === null) return null;
   if (value instanceof Date) return value.toISOString().replace('.000Z', 'Z');
   if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return value;
-  throw new StatusUndecodableError(
-    `${where}.${key}: expected an RFC 3339 time, got ${JSON.stringify(value)}`,
-  );
+  throw new StatusUndecodableError(`${where}.${key}: expected an RFC 3339 time, got ${quote(value)}`);
 }
 
 function decodeCondition(raw: unknown, index: number): ProfileCondition {
@@ -60,12 +99,26 @@ function decodeCondition(raw: unknown, index: number): ProfileCondition {
   if (!type) throw new StatusUndecodableError(`${where}.type: missing`);
   if (status !== 'True' && status !== 'False' && status !== 'Unknown') {
     throw new StatusUndecodableError(
-      `${where}.status: expected True, False or Unknown, got ${JSON.stringify(status)}`,
+      `${where}.status: expected True, False or Unknown, got ${quote(status)}`,
+    );
+  }
+  // Lengths first: the patterns below then run on short strings only.
+  checkLength(type, STATUS_CONDITION_LIMITS.maxTypeLength, `${where}.type`);
+  if (!CONDITION_TYPE_NAME.test(type)) {
+    throw new StatusInvalidError(
+      `${where}.type ${quote(type)} cannot follow ${NODEPOOL_CONDITION_PREFIX}/ in a condition type (letters, digits, '-', '_', '.'; alphanumeric at both ends)`,
     );
   }
   const cond: ProfileCondition = { type, status };
   const reason = optionalString(raw, 'reason', where);
   const message = optionalString(raw, 'message', where);
+  checkLength(reason, STATUS_CONDITION_LIMITS.maxReasonLength, `${where}.reason`);
+  if (reason && !CONDITION_REASON.test(reason)) {
+    throw new StatusInvalidError(
+      `${where}.reason ${quote(reason)} is not a condition reason (a letter, then letters, digits, '_', ',', ':' or spaces)`,
+    );
+  }
+  checkLength(message, STATUS_CONDITION_LIMITS.maxMessageLength, `${where}.message`);
   const lastHeartbeatTime = optionalTime(raw, 'lastHeartbeatTime', where);
   const lastTransitionTime = optionalTime(raw, 'lastTransitionTime', where);
   if (reason !== undefined) cond.reason = reason;
@@ -75,18 +128,19 @@ function decodeCondition(raw: unknown, index: number): ProfileCondition {
   return cond;
 }
 
-/** Parses the `status` key. Empty text or `null` is an empty status, as in Go. */
+/**
+ * Parses the `status` key. Empty text or `null` is an empty status, as in Go. Throws BudgetExceededError (before
+ * parsing, or for too many conditions), StatusInvalidError (a condition the NodePool cannot carry) or
+ * StatusUndecodableError (anything else, including the parser's own errors).
+ */
 export function decodeProfileStatus(text: string): PerformanceProfileStatus {
   let raw: unknown;
   try {
-    raw = parse(text);
+    raw = parseWithinBudget(text, STATUS_YAML_BUDGET, 'key "status"');
   } catch (err) {
-    throw new StatusUndecodableError(
-      err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err),
-      {
-        cause: err,
-      },
-    );
+    if (err instanceof NodePoolError) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new StatusUndecodableError(message.split('\n')[0] ?? message, { cause: err });
   }
   if (raw === null || raw === undefined) return {};
   if (!isRecord(raw))
@@ -95,7 +149,21 @@ export function decodeProfileStatus(text: string): PerformanceProfileStatus {
   const conditions = raw.conditions;
   if (conditions !== undefined && conditions !== null) {
     if (!Array.isArray(conditions)) throw new StatusUndecodableError('conditions: expected a list');
+    const max = STATUS_CONDITION_LIMITS.maxConditions;
+    if (conditions.length > max) {
+      throw new BudgetExceededError(
+        'conditions',
+        max,
+        conditions.length,
+        `key "status" has ${conditions.length} conditions, over the limit of ${max}`,
+      );
+    }
     status.conditions = conditions.map(decodeCondition);
+    const seen = new Set<string>();
+    for (const c of status.conditions) {
+      if (seen.has(c.type)) throw new StatusInvalidError(`condition type ${quote(c.type)} appears twice`);
+      seen.add(c.type);
+    }
   }
   const tuned = optionalString(raw, 'tuned', 'status');
   const runtimeClass = optionalString(raw, 'runtimeClass', 'status');

@@ -2,12 +2,34 @@
 // PerformanceProfile ConfigMap: name, labels, annotation, controller owner reference and the YAML `status` key.
 // Guarantees: the result follows the contract exactly; callers create it, or update only `data` and the contract's
 // labels/annotation of an existing object (other fields on the server stay untouched).
-import { parseAllDocuments } from 'yaml';
+import { stripManagedFields } from '../runtime/index.js';
 import type { ConfigMap, PerformanceProfileStatus } from './api-types.js';
+import { parseAllWithinBudget, STATUS_YAML_BUDGET, TUNING_YAML_BUDGET } from './bounded-yaml.js';
 import { ANNOTATIONS, DATA_KEYS, LABELS, PERFORMANCE_PROFILE_KIND } from './constants.js';
-import { ConfigMapIncompleteError, ProfileUndecodableError } from './errors.js';
+import { ConfigMapIncompleteError, NodePoolError, ProfileUndecodableError } from './errors.js';
 import { nameOfNamespacedName, statusConfigMapName } from './names.js';
 import { encodeProfileStatus } from './status-codec.js';
+
+/**
+ * Put by the NodePool controller's cache (never written to a server) on a status ConfigMap whose `status` key it did
+ * not keep because it is longer than STATUS_YAML_BUDGET allows; the value is that key's length in characters.
+ */
+export const STATUS_NOT_CACHED_ANNOTATION = 'tessera.openshift.io/status-not-cached-length';
+
+/**
+ * Cached form of a status ConfigMap: metadata without managedFields and only the `status` key, or, when that key is
+ * longer than STATUS_YAML_BUDGET allows, no data and STATUS_NOT_CACHED_ANNOTATION; so a hostile hosted cluster
+ * cannot make the cache hold up to the API server's 1 MiB per object. O(1) apart from copying metadata.
+ */
+export function trimStatusConfigMap(cm: ConfigMap): ConfigMap {
+  const stripped = stripManagedFields(cm);
+  const status = stripped.data?.[DATA_KEYS.status];
+  const { data: _data, binaryData: _binary, ...rest } = stripped as ConfigMap & { binaryData?: unknown };
+  if (status === undefined) return rest;
+  if (status.length <= STATUS_YAML_BUDGET.maxBytes) return { ...rest, data: { [DATA_KEYS.status]: status } };
+  const annotations = { ...rest.metadata.annotations, [STATUS_NOT_CACHED_ANNOTATION]: String(status.length) };
+  return { ...rest, metadata: { ...rest.metadata, annotations } };
+}
 
 /** "namespace/name" of an object, for messages. */
 export function refOf(obj: { metadata: { namespace?: string; name?: string } }): string {
@@ -20,13 +42,22 @@ export interface TuningManifest {
   readonly name: string;
 }
 
-/** Kinds and names of the manifests under a `tuning` key (YAML or JSON, possibly several documents). */
+/**
+ * Kinds and names of the manifests under a `tuning` key (YAML or JSON, possibly several documents), parsed within
+ * TUNING_YAML_BUDGET. Every error is a NodePoolError: BudgetExceededError before parsing, ProfileUndecodableError
+ * (naming `configMap`) for anything the parser or the manifests get wrong.
+ */
 export function parseTuningManifests(text: string, configMap: string): TuningManifest[] {
+  let values: unknown[];
+  try {
+    values = parseAllWithinBudget(text, TUNING_YAML_BUDGET, `key "tuning" of ConfigMap ${configMap}`);
+  } catch (err) {
+    if (err instanceof NodePoolError) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new ProfileUndecodableError(configMap, message.split('\n')[0] ?? message, { cause: err });
+  }
   const manifests: TuningManifest[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    if (doc.errors.length > 0)
-      throw new ProfileUndecodableError(configMap, doc.errors[0]?.message ?? 'invalid YAML');
-    const value: unknown = doc.toJS();
+  for (const value of values) {
     if (value === null || value === undefined) continue;
     if (typeof value !== 'object' || Array.isArray(value)) {
       throw new ProfileUndecodableError(configMap, 'a manifest is not a mapping');

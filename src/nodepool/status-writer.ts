@@ -10,7 +10,6 @@
 // The caller must start the returned Runnable and abort its signal to stop it.
 import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
-import { parse } from 'yaml';
 import {
   type Clock,
   ConfigMaps,
@@ -48,6 +47,7 @@ import {
 } from './profile-status.js';
 import { TunedProfiles } from './resources.js';
 import { runTogether } from './run-all.js';
+import { parseWithinBudget, TUNING_YAML_BUDGET } from './bounded-yaml.js';
 import { decodeProfileStatus } from './status-codec.js';
 import {
   desiredStatusConfigMap,
@@ -364,7 +364,11 @@ export function createStatusWriter(options: StatusWriterOptions): Runnable {
 /** KubeletConfig conditions out of an NTO-generated ConfigMap (`config` key); a bad manifest is a read failure. */
 function kubeletConfigConditions(cm: ConfigMap): Observed<{ conditions: KubeletConfigCondition[] }> {
   try {
-    const manifest = parse(cm.data?.[DATA_KEYS.config] ?? '') as { status?: { conditions?: unknown } } | null;
+    const manifest = parseWithinBudget(
+      cm.data?.[DATA_KEYS.config] ?? '',
+      TUNING_YAML_BUDGET,
+      `key "${DATA_KEYS.config}"`,
+    ) as { status?: { conditions?: unknown } } | null;
     const raw = manifest?.status?.conditions;
     if (raw === undefined || raw === null) return { ok: true, value: { conditions: [] } };
     if (!Array.isArray(raw))
