@@ -1,8 +1,12 @@
-// `npm run bench -- podplacement`: node density on the local cluster. 1,000 pods from 20 images (10 single-, 10
-// multi-architecture) over 100 kwok nodes, scheduled without the operator (baseline) and with it (separate
-// process, warm cache), in the same run. Measures pod-created -> scheduled latency (bench-side watch, ms clock),
-// throughput, registry manifest requests per distinct image, pod writes per pod by the operator, and the
-// operator's RSS: peak during the burst, then with 10,000 already-placed pods in the cluster.
+// `npm run bench -- podplacement [density] [hostile]` (or PP_BENCH_SCENARIOS=hostile; default: both). A run of
+// some scenarios only keeps the other scenarios' figures in bench/results/podplacement.json.
+// density: node density on the local cluster. 1,000 pods from 20 images (10 single-, 10 multi-architecture) over
+// 100 kwok nodes, scheduled without the operator (baseline) and with it (separate process, warm cache), in the
+// same run. Measures pod-created -> scheduled latency (bench-side watch, ms clock), throughput, registry manifest
+// requests per distinct image, pod writes per pod by the operator, and the operator's RSS: peak during the
+// burst, then with 10,000 already-placed pods in the cluster.
+// hostile: fairness when one tenant's registry never answers, and fast release of pods whose image does not
+// exist (see runHostile).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -149,8 +153,161 @@ async function burst(
   return { latencies, seconds: (last - t0) / 1000 };
 }
 
-export async function run(): Promise<BenchResult> {
-  const log = (l: string): void => void process.stderr.write(`[bench podplacement] ${l}\n`);
+const log = (l: string): void => void process.stderr.write(`[bench podplacement] ${l}\n`);
+
+/** Creates a namespace and waits for its default service account (pods need it). */
+async function createNamespace(
+  client: KubeClient,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<void> {
+  await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name, labels } } });
+  await until(
+    async () => {
+      try {
+        await client.request({ method: 'GET', path: `/api/v1/namespaces/${name}/serviceaccounts/default` });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    30_000,
+    `default SA in ${name}`,
+  );
+}
+
+async function succeeds(fn: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await fn();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts `tessera podplacement operator` as a separate process (compiled JS as users run it; `npm run bench`
+ * builds dist/ first), creates the ClusterPodPlacementConfig and waits for the gating webhook.
+ */
+async function startOperator(o: {
+  client: KubeClient;
+  kubeconfigPath: string;
+  stateRoot: string;
+  registryCaFile: string;
+  /** Omitted: the operator's default. */
+  workers?: number;
+  log: (l: string) => void;
+  mkNs: (name: string, labels?: Record<string, string>) => Promise<void>;
+}): Promise<{ child: ReturnType<typeof spawn>; pid: number; probePort: number }> {
+  const opNs = 'tessera-podplacement';
+  await o.mkNs(opNs, { 'multiarch.openshift.io/exclude-pod-placement': '' });
+  const webhookPort = await freePort();
+  const probePort = await freePort();
+  const dist = path.join(root, 'dist', 'cli', 'main.js');
+  // tsx only as a fallback (more memory).
+  const override = process.env.PP_BENCH_OPERATOR_ENTRY;
+  const entry = override
+    ? [override]
+    : existsSync(dist)
+      ? [dist]
+      : ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts')];
+  o.log(`operator entry: ${entry.join(' ')}`);
+  const logFd = openSync(path.join(o.stateRoot, 'operator.log'), 'a');
+  // The same V8 limits as deploy/podplacement/base/deployments.yaml (NODE_OPTIONS).
+  const nodeFlags = (
+    process.env.PP_BENCH_OPERATOR_NODE_OPTIONS ?? '--max-semi-space-size=4 --max-old-space-size=160'
+  )
+    .split(' ')
+    .filter(Boolean);
+  o.log(`operator node flags: ${nodeFlags.join(' ') || '(none)'}`);
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeFlags,
+      ...entry,
+      'podplacement',
+      'operator',
+      '--kubeconfig',
+      o.kubeconfigPath,
+      '--namespace',
+      opNs,
+      '--webhook-host',
+      '127.0.0.1',
+      '--webhook-port',
+      String(webhookPort),
+      '--webhook-url',
+      `https://127.0.0.1:${webhookPort}`,
+      '--probe-port',
+      String(probePort),
+      '--no-leader-elect',
+      '--install-crds',
+      '--cert-dir',
+      path.join(o.stateRoot, 'certs'),
+      '--global-pull-secret-namespace',
+      opNs,
+      '--registry-ca',
+      o.registryCaFile,
+      ...(o.workers === undefined ? [] : ['--workers', String(o.workers)]),
+      // Extra operator flags for experiments, e.g. PP_BENCH_OPERATOR_ARGS='--max-inspections-per-namespace 16'.
+      ...(process.env.PP_BENCH_OPERATOR_ARGS ?? '').split(' ').filter(Boolean),
+    ],
+    { cwd: root, stdio: ['ignore', logFd, logFd], env: { ...process.env, TESSERA_LOG_LEVEL: 'warn' } },
+  );
+  const cppcs = '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs';
+  await until(
+    () => succeeds(() => o.client.request({ method: 'GET', path: cppcs })),
+    60_000,
+    'CRDs installed by the operator',
+  );
+  await o.client.request({
+    method: 'POST',
+    path: cppcs,
+    body: {
+      apiVersion: 'multiarch.openshift.io/v1beta1',
+      kind: 'ClusterPodPlacementConfig',
+      metadata: { name: 'cluster' },
+      spec: {
+        namespaceSelector: {
+          matchExpressions: [
+            { key: 'multiarch.openshift.io/exclude-pod-placement', operator: 'DoesNotExist' },
+          ],
+        },
+      },
+    },
+  });
+  await until(
+    () =>
+      succeeds(() =>
+        o.client.request({
+          method: 'GET',
+          path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/pod-placement-mutating-webhook-configuration',
+        }),
+      ),
+    60_000,
+    'webhook configuration',
+  );
+  return { child, pid: child.pid ?? 0, probePort };
+}
+
+/** Which scenarios to run: the command line's (`npm run bench -- podplacement hostile`), else PP_BENCH_SCENARIOS, else all. */
+const SCENARIOS = ['density', 'hostile'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+export async function run(args: readonly string[] = []): Promise<BenchResult> {
+  const fromEnv = (process.env.PP_BENCH_SCENARIOS ?? '').split(',').filter(Boolean);
+  const wanted = args.length > 0 ? args : fromEnv.length > 0 ? fromEnv : SCENARIOS;
+  const unknown = wanted.filter((w) => !(SCENARIOS as readonly string[]).includes(w));
+  if (unknown.length > 0)
+    throw new Error(`unknown podplacement scenario(s) ${unknown.join(', ')}; known: ${SCENARIOS.join(', ')}`);
+  const metrics: BenchMetric[] = [];
+  const has = (s: Scenario): boolean => wanted.includes(s);
+  if (has('density')) metrics.push(...(await runDensity()));
+  if (has('hostile')) metrics.push(...(await runHostile()));
+  return { metrics, partial: SCENARIOS.some((s) => !has(s)) };
+}
+
+/** 1,000 pods with and without the operator: latency overhead, throughput, registry requests, writes, memory. */
+async function runDensity(): Promise<BenchMetric[]> {
   const stateRoot = mkdtempSync(path.join(os.tmpdir(), 'bench-pp-'));
   const cluster = await startDevCluster({
     name: 'bench-podplacement',
@@ -175,28 +332,8 @@ export async function run(): Promise<BenchResult> {
       await registry.pushImage(`multi-${i}`, '1', multiPlatformImage({ platforms, salt: `m${i}` }));
       images.push(`${registry.host}/multi-${i}:1`);
     }
-    const mkNs = async (name: string, labels: Record<string, string> = {}): Promise<void> => {
-      await client.request({
-        method: 'POST',
-        path: '/api/v1/namespaces',
-        body: { metadata: { name, labels } },
-      });
-      await until(
-        async () => {
-          try {
-            await client.request({
-              method: 'GET',
-              path: `/api/v1/namespaces/${name}/serviceaccounts/default`,
-            });
-            return true;
-          } catch {
-            return false;
-          }
-        },
-        30_000,
-        `default SA in ${name}`,
-      );
-    };
+    const mkNs = (name: string, labels: Record<string, string> = {}): Promise<void> =>
+      createNamespace(client, name, labels);
 
     log(`baseline: ${PODS} pods without the operator`);
     await mkNs('baseline');
@@ -206,106 +343,17 @@ export async function run(): Promise<BenchResult> {
     await client.request({ method: 'DELETE', path: '/api/v1/namespaces/baseline' });
 
     log('starting the operator (separate process)');
-    const opNs = 'tessera-podplacement';
-    await mkNs(opNs, { 'multiarch.openshift.io/exclude-pod-placement': '' });
-    const webhookPort = await freePort();
-    const probePort = await freePort();
-    const dist = path.join(root, 'dist', 'cli', 'main.js');
-    // Compiled JS as users run it (`npm run bench` builds dist/ first); tsx only as a fallback (more memory).
-    const override = process.env.PP_BENCH_OPERATOR_ENTRY;
-    const entry = override
-      ? [override]
-      : existsSync(dist)
-        ? [dist]
-        : ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts')];
-    log(`operator entry: ${entry.join(' ')}`);
-    const logFd = openSync(path.join(stateRoot, 'operator.log'), 'a');
-    // The same V8 limits as deploy/podplacement/base/deployments.yaml (NODE_OPTIONS).
-    const nodeFlags = (
-      process.env.PP_BENCH_OPERATOR_NODE_OPTIONS ?? '--max-semi-space-size=4 --max-old-space-size=160'
-    )
-      .split(' ')
-      .filter(Boolean);
-    log(`operator node flags: ${nodeFlags.join(' ') || '(none)'}`);
-    operator = spawn(
-      process.execPath,
-      [
-        ...nodeFlags,
-        ...entry,
-        'podplacement',
-        'operator',
-        '--kubeconfig',
-        cluster.kubeconfigPath,
-        '--namespace',
-        opNs,
-        '--webhook-host',
-        '127.0.0.1',
-        '--webhook-port',
-        String(webhookPort),
-        '--webhook-url',
-        `https://127.0.0.1:${webhookPort}`,
-        '--probe-port',
-        String(probePort),
-        '--no-leader-elect',
-        '--install-crds',
-        '--cert-dir',
-        path.join(stateRoot, 'certs'),
-        '--global-pull-secret-namespace',
-        opNs,
-        '--registry-ca',
-        registry.caFile,
-        '--workers',
-        '16',
-      ],
-      { cwd: root, stdio: ['ignore', logFd, logFd], env: { ...process.env, TESSERA_LOG_LEVEL: 'warn' } },
-    );
-    const pid = operator.pid ?? 0;
-    await until(
-      async () => {
-        try {
-          await client.request({
-            method: 'GET',
-            path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-          });
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      60_000,
-      'CRDs installed by the operator',
-    );
-    await client.request({
-      method: 'POST',
-      path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-      body: {
-        apiVersion: 'multiarch.openshift.io/v1beta1',
-        kind: 'ClusterPodPlacementConfig',
-        metadata: { name: 'cluster' },
-        spec: {
-          namespaceSelector: {
-            matchExpressions: [
-              { key: 'multiarch.openshift.io/exclude-pod-placement', operator: 'DoesNotExist' },
-            ],
-          },
-        },
-      },
+    const started = await startOperator({
+      client,
+      kubeconfigPath: cluster.kubeconfigPath,
+      stateRoot,
+      registryCaFile: registry.caFile,
+      workers: 16,
+      log,
+      mkNs,
     });
-    await until(
-      async () => {
-        try {
-          await client.request({
-            method: 'GET',
-            path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/pod-placement-mutating-webhook-configuration',
-          });
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      60_000,
-      'webhook configuration',
-    );
+    operator = started.child;
+    const { pid, probePort } = started;
 
     // Warm the cache: one pod per image.
     await mkNs('warmup');
@@ -458,9 +506,291 @@ export async function run(): Promise<BenchResult> {
       { name: 'operator_peak_rss_whole_run_mib', value: after.peak, unit: 'MiB' },
       { name: 'operator_heap_used_with_10k_placed_pods_mib', value: heapUsedMiB, unit: 'MiB' },
     ];
-    return { metrics };
+    return metrics;
   } finally {
     operator?.kill('SIGTERM');
+    await registry.stop().catch(() => undefined);
+    await client.close();
+    await cluster.stop({ wipe: true });
+  }
+}
+
+const HOSTILE_PODS = 8;
+const ORDINARY_PODS = Number(process.env.PP_BENCH_ORDINARY_PODS ?? 100);
+const MISSING_IMAGE_PODS = 10;
+
+/** A loopback "registry" that accepts every TCP connection and never sends a byte. */
+async function startSilentRegistry(): Promise<{
+  host: string;
+  connections: () => number;
+  close: () => void;
+}> {
+  const sockets = new Set<net.Socket>();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as net.AddressInfo;
+  return {
+    host: `127.0.0.1:${address.port}`,
+    connections: () => accepted,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
+
+/** Creates `count` pods named `prefix-i` at `ratePerS`; resolves with each pod's create-sent time. */
+async function createPaced(
+  client: KubeClient,
+  namespace: string,
+  prefix: string,
+  count: number,
+  image: string,
+  ratePerS: number,
+): Promise<Map<string, number>> {
+  const createdAt = new Map<string, number>();
+  const t0 = performance.now();
+  const pending: Promise<unknown>[] = [];
+  for (let i = 0; i < count; i++) {
+    const wait = t0 + (i * 1000) / ratePerS - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const name = `${prefix}-${i}`;
+    createdAt.set(name, performance.now());
+    pending.push(
+      client.request({
+        method: 'POST',
+        path: `/api/v1/namespaces/${namespace}/pods`,
+        body: { metadata: { name }, spec: { containers: [{ name: 'c', image }] } },
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return createdAt;
+}
+
+/** create-sent -> scheduled of every pod in `createdAt`, sorted (NaN for pods never scheduled). */
+function latencies(createdAt: Map<string, number>, scheduledAt: Map<string, number>): number[] {
+  return [...createdAt].map(([name, t]) => (scheduledAt.get(name) ?? Number.NaN) - t).sort((a, b) => a - b);
+}
+
+/**
+ * Fairness under a hostile registry (issue #10): ORDINARY_PODS pods in one namespace, paced, with the operator at
+ * its defaults (8 workers, 15 s per-pod deadline), first alone, then while HOSTILE_PODS pods of another namespace
+ * wait on a registry that never answers. The hostile pods may delay only themselves. Also: pods whose image does
+ * not exist are released at once (issue #14), not after the transient retry budget.
+ */
+async function runHostile(): Promise<BenchMetric[]> {
+  const stateRoot = mkdtempSync(path.join(os.tmpdir(), 'bench-pp-hostile-'));
+  const cluster = await startDevCluster({
+    name: 'bench-podplacement-hostile',
+    stateRoot,
+    nodes: defaultNodeSpecs(5),
+    log,
+  });
+  const registry = await startLocalRegistry({ stateDir: path.join(stateRoot, 'registry'), auth: 'none' });
+  const silent = await startSilentRegistry();
+  let operator: ReturnType<typeof spawn> | undefined;
+  const client = new KubeClient(await cluster.kubeConfig());
+  const watches = new AbortController();
+  try {
+    await registry.pushImage(
+      'ordinary',
+      '1',
+      multiPlatformImage({ platforms: ARCHS.map((architecture) => ({ architecture })) }),
+    );
+    const image = `${registry.host}/ordinary:1`;
+    const mkNs = (name: string, labels: Record<string, string> = {}): Promise<void> =>
+      createNamespace(client, name, labels);
+    log('hostile: starting the operator with its default workers and deadline');
+    operator = (
+      await startOperator({
+        client,
+        kubeconfigPath: cluster.kubeconfigPath,
+        stateRoot,
+        registryCaFile: registry.caFile,
+        log,
+        mkNs,
+      })
+    ).child;
+
+    const namespaces = [
+      'warmup',
+      'ordinary-alone',
+      'hostile',
+      'ordinary-with-hostile',
+      'ordinary-alone-after',
+      'missing',
+    ];
+    const scheduled = new Map<string, Map<string, number>>();
+    for (const ns of namespaces) {
+      await mkNs(ns);
+      scheduled.set(ns, await watchScheduled(client, ns, watches.signal));
+    }
+    const seen = (ns: string): Map<string, number> => scheduled.get(ns) ?? new Map<string, number>();
+
+    // Warm the cache, the connections and the JIT of every component with a short paced batch.
+    const WARMUP_PODS = 30;
+    await createPaced(client, 'warmup', 'w', WARMUP_PODS, image, PACED_PER_S);
+    await until(() => seen('warmup').size >= WARMUP_PODS, 120_000, 'warm-up pods scheduled');
+
+    log(`hostile: ${ORDINARY_PODS} ordinary pods alone`);
+    const alone = await createPaced(client, 'ordinary-alone', 'o', ORDINARY_PODS, image, PACED_PER_S);
+    await until(
+      () => seen('ordinary-alone').size >= ORDINARY_PODS,
+      300_000,
+      'ordinary pods (alone) scheduled',
+    );
+
+    log(
+      `hostile: ${HOSTILE_PODS} pods on a registry that never answers, then ${ORDINARY_PODS} ordinary pods`,
+    );
+    const hostileCreated = await createPaced(
+      client,
+      'hostile',
+      'h',
+      HOSTILE_PODS,
+      `${silent.host}/hostile/app:1`,
+      100,
+    );
+    await until(() => silent.connections() > 0, 60_000, 'the operator connected to the silent registry');
+    const withHostile = await createPaced(
+      client,
+      'ordinary-with-hostile',
+      'o',
+      ORDINARY_PODS,
+      image,
+      PACED_PER_S,
+    );
+    await until(
+      () => seen('ordinary-with-hostile').size >= ORDINARY_PODS,
+      300_000,
+      'ordinary pods (with hostile) scheduled',
+    );
+    const hostileDoneWhenOrdinaryDone = seen('hostile').size;
+    await until(() => seen('hostile').size >= HOSTILE_PODS, 600_000, 'hostile pods released and scheduled');
+
+    // The same batch once more without hostile pods: how much two identical runs differ on this machine.
+    log(`hostile: ${ORDINARY_PODS} ordinary pods alone again`);
+    const aloneAfter = await createPaced(
+      client,
+      'ordinary-alone-after',
+      'o',
+      ORDINARY_PODS,
+      image,
+      PACED_PER_S,
+    );
+    await until(
+      () => seen('ordinary-alone-after').size >= ORDINARY_PODS,
+      300_000,
+      'ordinary pods (alone, after) scheduled',
+    );
+
+    log(`hostile: ${MISSING_IMAGE_PODS} pods whose image does not exist`);
+    const missingCreated = await createPaced(
+      client,
+      'missing',
+      'm',
+      MISSING_IMAGE_PODS,
+      `${registry.host}/does-not-exist:1`,
+      5,
+    );
+    await until(() => seen('missing').size >= MISSING_IMAGE_PODS, 120_000, 'missing-image pods scheduled');
+    const missingManifestGets = registry
+      .accessLog()
+      .filter((e) => e.method === 'GET' && e.path.startsWith('/v2/does-not-exist/manifests/')).length;
+
+    const aloneL = latencies(alone, seen('ordinary-alone'));
+    const withL = latencies(withHostile, seen('ordinary-with-hostile'));
+    const afterL = latencies(aloneAfter, seen('ordinary-alone-after'));
+    for (const [what, xs] of [
+      ['alone', aloneL],
+      ['with hostile', withL],
+      ['alone again', afterL],
+    ] as const) {
+      const q = (n: number): number => Math.round(percentile(xs, n));
+      log(`hostile: ordinary ${what}: p50 ${q(50)} ms, p90 ${q(90)} ms, p99 ${q(99)} ms, max ${q(100)} ms`);
+    }
+    const hostileL = latencies(hostileCreated, seen('hostile'));
+    const missingL = latencies(missingCreated, seen('missing'));
+    const p = percentile;
+    return [
+      {
+        name: 'hostile_p99_scheduled_ordinary_alone_ms',
+        value: p(aloneL, 99),
+        unit: 'ms',
+        baseline: `${ORDINARY_PODS} pods paced ${PACED_PER_S}/s, warm cache, no hostile pods`,
+      },
+      {
+        name: 'hostile_p99_scheduled_ordinary_with_hostile_ms',
+        value: p(withL, 99),
+        unit: 'ms',
+        baseline: `same, while ${HOSTILE_PODS} pods of another namespace wait on a registry that never answers`,
+      },
+      {
+        name: 'hostile_p99_scheduled_ordinary_alone_again_ms',
+        value: p(afterL, 99),
+        unit: 'ms',
+        baseline: 'the alone batch repeated after the hostile pods were released (run-to-run spread)',
+      },
+      {
+        name: 'hostile_p99_ratio_vs_alone_again',
+        value: p(withL, 99) / p(afterL, 99),
+        unit: 'ratio',
+        baseline: 'the alone batch repeated after the hostile pods were released, same run',
+      },
+      {
+        name: 'hostile_p50_scheduled_ordinary_alone_ms',
+        value: p(aloneL, 50),
+        unit: 'ms',
+      },
+      {
+        name: 'hostile_p50_scheduled_ordinary_with_hostile_ms',
+        value: p(withL, 50),
+        unit: 'ms',
+      },
+      {
+        name: 'hostile_p99_ratio_vs_without_hostile',
+        value: p(withL, 99) / p(aloneL, 99),
+        unit: 'ratio',
+        goal: { op: '<=', value: 2 },
+        baseline: 'same ordinary pods without the hostile ones, same run',
+      },
+      {
+        name: 'hostile_pods_scheduled_when_ordinary_done',
+        value: hostileDoneWhenOrdinaryDone,
+        unit: 'pods',
+        baseline: `of ${HOSTILE_PODS}; they wait on the per-pod deadline, the ordinary pods do not wait on them`,
+      },
+      {
+        name: 'hostile_pods_max_create_to_scheduled_s',
+        value: (hostileL.at(-1) ?? Number.NaN) / 1000,
+        unit: 's',
+        baseline: `${HOSTILE_PODS} pods, 15 s per-pod deadline, 2 of them inspected at a time (8 workers / 4)`,
+      },
+      {
+        name: 'missing_image_max_create_to_scheduled_ms',
+        value: missingL.at(-1) ?? Number.NaN,
+        unit: 'ms',
+        goal: { op: '<=', value: 2000 },
+        baseline: `${MISSING_IMAGE_PODS} pods whose image does not exist (permanent error: no retries)`,
+      },
+      {
+        name: 'missing_image_manifest_requests_per_pod',
+        value: missingManifestGets / MISSING_IMAGE_PODS,
+        unit: 'requests',
+        baseline: 'same image for every pod: the negative cache (1 s) may spare some',
+      },
+    ];
+  } finally {
+    watches.abort();
+    operator?.kill('SIGTERM');
+    silent.close();
     await registry.stop().catch(() => undefined);
     await client.close();
     await cluster.stop({ wipe: true });

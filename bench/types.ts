@@ -17,9 +17,15 @@ export interface BenchMetric {
 
 export interface BenchResult {
   readonly metrics: readonly BenchMetric[];
+  /**
+   * Only some scenarios of the suite ran: bench/run.ts keeps the other metrics already in the results file
+   * (replacing those measured now) instead of overwriting it.
+   */
+  readonly partial?: boolean;
 }
 
-export type BenchSuite = () => Promise<BenchResult>;
+/** `args`: what follows the suite name on the command line (e.g. scenario names). */
+export type BenchSuite = (args: readonly string[]) => Promise<BenchResult>;
 
 export function goalMet(metric: BenchMetric): boolean | undefined {
   const goal = metric.goal;

@@ -1,5 +1,5 @@
 // `tessera podplacement ...` commands. Imports only commander; implementations load on demand.
-import { Command, Option } from 'commander';
+import type { Command } from 'commander';
 
 export function registerPodPlacementCommands(program: Command): void {
   const pp = program
@@ -15,7 +15,8 @@ export function registerPodPlacementCommands(program: Command): void {
       process.env.POD_NAMESPACE ?? 'openshift-multiarch-tuning-operator',
     )
     .addOption(
-      new Option('--components <which>', 'run the webhook, the controller, or both')
+      pp
+        .createOption('--components <which>', 'run the webhook, the controller, or both')
         .choices(['all', 'controller', 'webhook'])
         .default('all'),
     )
@@ -27,7 +28,8 @@ export function registerPodPlacementCommands(program: Command): void {
     )
     .option('--probe-port <port>', 'health/metrics port (0 = any free port)', '8081')
     .addOption(
-      new Option('--tls <mode>', 'webhook certificate source')
+      pp
+        .createOption('--tls <mode>', 'webhook certificate source')
         .choices(['self-managed', 'service-ca'])
         .default('self-managed'),
     )
@@ -51,24 +53,58 @@ export function registerPodPlacementCommands(program: Command): void {
       'wait before the 2nd inspection attempt (doubles each time)',
       '2000',
     )
-    .action(async (opts: Record<string, unknown>) => {
-      const { runOperatorCommand } = await import('./operator-command.js');
-      await runOperatorCommand(opts);
+    .option(
+      '--inspection-deadline-ms <ms>',
+      'longest wait of a pod for its registries, over all its attempts; then it is ungated (fallback architecture if set)',
+      '15000',
+    )
+    .option(
+      '--max-inspections-per-namespace <n>',
+      'pods of one namespace inspected at once (default: a quarter of --workers)',
+    )
+    .option(
+      '--max-inspections-per-registry <n>',
+      'pods inspected at once per registry host (default: half of --workers)',
+    )
+    .action(async (opts: Record<string, unknown>, command: Command) => {
+      const [{ runOperatorCommand }, { commandLogger }] = await Promise.all([
+        import('./operator-command.js'),
+        import('../cli/logging.js'),
+      ]);
+      const { logger, settings } = commandLogger(command, { name: 'tessera-podplacement' });
+      await runOperatorCommand(opts, { logger, logLevel: settings.level });
     });
 
   pp.command('explain')
     .description(
-      'show the images of a pod, their architectures and the affinity the operator would write (changes nothing)',
+      'show what the operator did to a pod (labels, affinity, events, timings) and what it would do to a new pod like it now: images, architectures, affinity (changes nothing)',
     )
     .argument('[pod]', 'NAMESPACE/NAME of a pod in the cluster')
     .option('-f, --file <pod.yaml>', 'a pod manifest instead of a pod in the cluster')
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG or ~/.kube/config)')
     .option('-n, --namespace <ns>', 'namespace for a manifest without one', 'default')
-    .option('--registry-ca <file...>', 'extra CA certificates (PEM) trusted for registries')
-    .option('--offline', 'do not contact the cluster (configs and pull secrets are not read)')
+    .option(
+      '--registry-ca <file...>',
+      "extra CA certificates (PEM) trusted for registries, besides the cluster's additionalTrustedCA",
+    )
+    .option(
+      '--operator-namespace <ns>',
+      "the operator's namespace (its pods are never gated)",
+      process.env.POD_NAMESPACE ?? 'openshift-multiarch-tuning-operator',
+    )
+    .option('--offline', 'do not contact the cluster (configs, pull secrets and registry trust are not read)')
     .option('-o, --output <format>', 'text or json', 'text')
-    .action(async (pod: string | undefined, opts: Record<string, unknown>) => {
-      const { runExplainCommand } = await import('./explain-command.js');
-      process.exitCode = await runExplainCommand(pod, opts);
+    .action(async (pod: string | undefined, opts: Record<string, unknown>, command: Command) => {
+      const [{ runExplainCommand }, { commandLogger }] = await Promise.all([
+        import('./explain-command.js'),
+        import('../cli/logging.js'),
+      ]);
+      // Only problems (a missing CA ConfigMap...) are logged, on stderr; the explanation goes to stdout.
+      const { logger } = commandLogger(command, {
+        name: 'tessera-explain',
+        destination: process.stderr,
+        defaultLevel: 'warn',
+      });
+      process.exitCode = await runExplainCommand(pod, opts, logger);
     });
 }

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import type { Logger, LogLevel } from '../runtime/index.js';
 import { runPodPlacementOperator, type WebhookTlsMode } from './operator.js';
 
 function int(v: unknown, flag: string): number {
@@ -18,7 +19,10 @@ export function loadKubeConfig(file: unknown): KubeConfig {
   return kc;
 }
 
-export async function runOperatorCommand(opts: Record<string, unknown>): Promise<void> {
+export async function runOperatorCommand(
+  opts: Record<string, unknown>,
+  logging: { logger: Logger; logLevel: LogLevel },
+): Promise<void> {
   const certDir = String(opts['certDir']);
   const tls: WebhookTlsMode =
     opts['tls'] === 'service-ca'
@@ -52,5 +56,21 @@ export async function runOperatorCommand(opts: Record<string, unknown>): Promise
     },
     workers: int(opts['workers'], '--workers'),
     retryBaseDelayMs: int(opts['retryBaseDelayMs'], '--retry-base-delay-ms'),
+    inspectionDeadlineMs: int(opts['inspectionDeadlineMs'], '--inspection-deadline-ms'),
+    ...(opts['maxInspectionsPerNamespace'] === undefined
+      ? {}
+      : {
+          maxInspectionsPerNamespace: int(
+            opts['maxInspectionsPerNamespace'],
+            '--max-inspections-per-namespace',
+          ),
+        }),
+    ...(opts['maxInspectionsPerRegistry'] === undefined
+      ? {}
+      : {
+          maxInspectionsPerRegistry: int(opts['maxInspectionsPerRegistry'], '--max-inspections-per-registry'),
+        }),
+    logger: logging.logger,
+    logLevel: logging.logLevel,
   });
 }

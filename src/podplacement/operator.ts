@@ -18,6 +18,7 @@ import {
   WebhookServer,
   isNotFound,
   namespaceIndexFunc,
+  type Clock,
   type KubeObject,
   type Logger,
   type LogLevel,
@@ -56,10 +57,15 @@ import {
 import { GatingWebhook } from './gating-webhook.js';
 import { PodPlacementMetrics } from './metrics.js';
 import type { PlacementPlan } from './placement-plan.js';
-import { PodReconciler } from './pod-reconciler.js';
+import { DEFAULT_INSPECTION_DEADLINE_MS, PodReconciler } from './pod-reconciler.js';
 import type { Pod } from './pod-types.js';
+import { briefSecretCache } from './pull-secret-cache.js';
 import { PullSecretResolver } from './pull-secrets.js';
-import { RegistryPolicyWatch, discoverPolicyKinds } from './registry-policy-watch.js';
+import {
+  RegistryPolicyWatch,
+  discoverPolicyKinds,
+  readAdditionalTrustedCAs,
+} from './registry-policy-watch.js';
 import { ClusterPodPlacementConfigs, PodPlacementConfigs } from './resources.js';
 import {
   validatingWebhookConfiguration,
@@ -119,6 +125,16 @@ export interface PodPlacementOperatorOptions {
   registry?: { caCertificates?: readonly string[]; insecureRegistries?: readonly string[] };
   /** Wait before the 2nd inspection attempt, in ms (doubles each time). Default: 2,000. */
   retryBaseDelayMs?: number;
+  /**
+   * Longest wait of a pod for its images' registries, in ms, over all its attempts; then the pod is ungated
+   * (fallback architecture if set) with an event naming the registry. Registry requests time out below it
+   * (connect: a third, whole request: two thirds, capped at 10 s and 30 s). Default: 15,000.
+   */
+  inspectionDeadlineMs?: number;
+  /** Pods of one namespace inspected at once. Default: a quarter of `workers` (at least 1). */
+  maxInspectionsPerNamespace?: number;
+  /** Pods inspected at once per registry host. Default: half of `workers` (at least 1). */
+  maxInspectionsPerRegistry?: number;
   /** Told about every plan applied to a pod. */
   onPlanned?: (key: string, plan: PlacementPlan) => void;
   logger?: Logger;
@@ -235,7 +251,9 @@ export async function startPodPlacementOperator(
       ipAddresses: ['127.0.0.1'],
       renewBeforeDays: tlsMode.renewBeforeDays,
     });
-    await selfTls.ensure(new Date(clock.now()), options.signal);
+    // Only the controller writes the Secret; the webhook's service account may just `get` it (by name).
+    if (runsController) await selfTls.ensure(new Date(clock.now()), options.signal);
+    else await loadControllerCertificate(selfTls, clock, logger, options.signal);
     tls = selfTls;
     trust = () => ({ caBundlePem: selfTls.certificate()?.caBundlePem });
   }
@@ -261,6 +279,7 @@ export async function startPodPlacementOperator(
         port: options.webhookPort ?? 9443,
         certFile: tlsMode.certFile,
         keyFile: tlsMode.keyFile,
+        registry: manager.registry,
         clock,
         logger,
       });
@@ -271,11 +290,13 @@ export async function startPodPlacementOperator(
         port: options.webhookPort ?? 9443,
         ...files,
         certPollIntervalMs: 5_000,
+        registry: manager.registry,
         clock,
         logger,
       });
     }
     const configReader: ConfigReader = {
+      cachedClusterConfigExists: () => clusterConfig() !== undefined,
       clusterConfigExists: async (signal) => {
         try {
           await new ResourceClient<KubeObject>(client, ClusterPodPlacementConfigs).get(
@@ -288,6 +309,7 @@ export async function startPodPlacementOperator(
           throw err;
         }
       },
+      cachedPodPlacementConfigs: podPlacementConfigs,
       podPlacementConfigs: async (ns, signal) =>
         (
           await new ResourceClient<PodPlacementConfig & KubeObject>(client, PodPlacementConfigs).list({
@@ -295,6 +317,7 @@ export async function startPodPlacementOperator(
             signal,
           })
         ).items,
+      cachedPodPlacementConfigCount: () => ppcInformer.getIndexer().size(),
     };
     server.register(
       MUTATING_WEBHOOK.path,
@@ -307,7 +330,10 @@ export async function startPodPlacementOperator(
         metrics,
       }),
     );
-    server.register(VALIDATING_WEBHOOK.podConfigPath, new PodPlacementConfigValidator(configReader));
+    server.register(
+      VALIDATING_WEBHOOK.podConfigPath,
+      new PodPlacementConfigValidator(configReader, { clock }),
+    );
     server.register(VALIDATING_WEBHOOK.clusterConfigPath, new ClusterConfigValidator(configReader));
     server.registerConversion(CONVERSION_WEBHOOK_PATH, { convert: convertClusterPodPlacementConfig });
     manager.add(server);
@@ -344,6 +370,8 @@ export async function startPodPlacementOperator(
   }
   if (runsController) {
     const globalRef = options.globalPullSecret ?? GLOBAL_PULL_SECRET;
+    const workers = options.workers ?? 8;
+    const inspectionDeadlineMs = options.inspectionDeadlineMs ?? DEFAULT_INSPECTION_DEADLINE_MS;
     const gatedInformer = manager.informers.informerFor<Pod & KubeObject>({
       type: Pods,
       labelSelector: `${LABELS.schedulingGate}=${LABEL_VALUES.gated}`,
@@ -359,8 +387,11 @@ export async function startPodPlacementOperator(
     let caching: CachingInspector | undefined;
     if (options.inspector === undefined) {
       // Discovery once: the policy kinds exist on OpenShift (or with the dev CRDs), not on plain Kubernetes.
+      const policyKinds = await discoverPolicyKinds(client, logger, options.signal);
+      // The cluster's additionalTrustedCA bundles, read once at start (as `podplacement explain` reads them).
+      const clusterCAs = await readAdditionalTrustedCAs(client, policyKinds, logger, options.signal);
       const policyWatch = new RegistryPolicyWatch({
-        kinds: await discoverPolicyKinds(client, logger, options.signal),
+        kinds: policyKinds,
         informerFor: (type) => manager.informers.informerFor<KubeObject>({ type }),
         extraInsecureRegistries: options.registry?.insecureRegistries,
         onChange: () => caching?.purge(),
@@ -368,8 +399,13 @@ export async function startPodPlacementOperator(
       });
       caching = new CachingInspector(
         new RegistryInspector({
-          caCertificates: options.registry?.caCertificates,
+          caCertificates: [...(options.registry?.caCertificates ?? []), ...clusterCAs],
           policy: () => policyWatch.current(),
+          // Each request gives up before the pod's deadline does, so a silent registry costs bounded time.
+          connectTimeoutMs: Math.min(10_000, Math.max(500, Math.floor(inspectionDeadlineMs / 3))),
+          attemptTimeoutMs: Math.min(30_000, Math.max(1_000, Math.floor((inspectionDeadlineMs * 2) / 3))),
+          // Tenants see one uniform "cannot be reached" message; why (refused, silent, TLS) is for the operator.
+          onUnreachable: (event) => logger.warn(event, 'registry unreachable'),
         }),
         { metrics: createInspectionCacheMetrics(manager.registry), negativeTtlMs: 1_000 },
       );
@@ -395,14 +431,14 @@ export async function startPodPlacementOperator(
     });
     const secrets = new ResourceClient<PullSecretLike & KubeObject>(client, Secrets);
     const pullSecrets = new PullSecretResolver({
-      getSecret: async (ns, name, signal) => {
+      getSecret: briefSecretCache(async (ns, name, signal) => {
         try {
           return await secrets.get({ namespace: ns, name }, signal);
         } catch (err) {
           if (isNotFound(err)) return undefined;
           throw err;
         }
-      },
+      }),
       globalSecret: () => globalSecretInformer.getIndexer().get(`${globalRef.namespace}/${globalRef.name}`),
       onSkipped: (secret, reason) => logger.debug({ secret, reason }, 'pull secret skipped'),
     });
@@ -421,12 +457,17 @@ export async function startPodPlacementOperator(
       logger: logger.child({ controller: 'podplacement-pods' }),
       metrics,
       retryBaseDelayMs: options.retryBaseDelayMs,
+      inspectionDeadlineMs,
+      // A tenant (namespace) or a registry never holds every worker: the rest requeue instead of waiting.
+      maxInspectionsPerNamespace: options.maxInspectionsPerNamespace ?? Math.max(1, Math.floor(workers / 4)),
+      maxInspectionsPerRegistry: options.maxInspectionsPerRegistry ?? Math.max(1, Math.floor(workers / 2)),
+      wake: (key) => podController.enqueue(key),
       onPlanned: options.onPlanned,
     });
     const podController = manager.newController({
       name: 'podplacement-pods',
       reconciler: podReconciler,
-      workers: options.workers ?? 8,
+      workers,
     });
     podController.watch(gatedInformer);
     // A new or changed PodPlacementConfig must reach pods still gated in its namespace.
@@ -482,6 +523,7 @@ export async function startPodPlacementOperator(
       controllerReady,
       webhookReady: () => webhookReady(),
       endpoint,
+      operatorNamespace: namespace,
       trust: () => trust(),
       clock,
       logger: logger.child({ controller: 'podplacement-config' }),
@@ -512,7 +554,7 @@ export async function startPodPlacementOperator(
         ValidatingWebhookConfigurations,
       );
       const applyVwc = (signal?: AbortSignal) =>
-        vwc.apply(validatingWebhookConfiguration(endpoint, trust()), {
+        vwc.apply(validatingWebhookConfiguration(endpoint, trust(), { operatorNamespace: namespace }), {
           fieldManager: 'tessera-podplacement',
           force: true,
           signal,
@@ -608,7 +650,10 @@ export async function startPodPlacementOperator(
           await clock.sleep(60 * 60 * 1000, signal);
           if (signal.aborted) break;
           try {
-            const { renewed } = await selfTls.ensure(new Date(clock.now()), signal);
+            const now = new Date(clock.now());
+            const renewed = runsController
+              ? (await selfTls.ensure(now, signal)).renewed
+              : (await selfTls.load(now, signal)).changed;
             if (renewed) for (const f of onCertificateRenewed) f();
           } catch (err) {
             logger.error({ err }, 'webhook certificate renewal failed; will retry in an hour');
@@ -627,6 +672,28 @@ export async function startPodPlacementOperator(
     validatingWebhookConfigured,
     stopped,
   };
+}
+
+/** Waits (with backoff) until the controller has stored the webhook certificate, then adopts it. */
+async function loadControllerCertificate(
+  tls: SelfManagedTls,
+  clock: Clock,
+  logger: Logger,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 30_000)) {
+    try {
+      await tls.load(new Date(clock.now()), signal);
+      return;
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      logger.warn(
+        { err, retryInMs: delayMs },
+        'webhook certificate not available yet; not serving until it is',
+      );
+      await clock.sleep(delayMs, signal);
+    }
+  }
 }
 
 /** Runs the operator until `signal` aborts (or SIGTERM); for `tessera start` and the in-cluster command. */

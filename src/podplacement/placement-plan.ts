@@ -2,7 +2,8 @@
 // observed, what the registry said about each image, the configs, and the attempt number. Output: one JSON merge
 // patch (guarded by the pod's resourceVersion) plus the events to record once it is applied. Guarantees:
 // required terms only gain expressions (KEP-3838 rules for gated pods), nodeSelector and other affinity kinds are
-// never touched, and a pod is ungated at the latest on attempt MAX_RETRY_COUNT.
+// never touched, and a pod is ungated at the latest on attempt MAX_RETRY_COUNT, or at once when an inspection
+// failure is permanent (retrying cannot help) or the per-pod inspection deadline passed.
 import type { ClusterPodPlacementConfig, NodeAffinityScoring, PodPlacementConfig } from './api/schema.js';
 import {
   ANNOTATIONS,
@@ -31,8 +32,27 @@ import {
 } from './pod-model.js';
 import type { NodeSelectorRequirement, NodeSelectorTerm, Pod, PreferredSchedulingTerm } from './pod-types.js';
 
+/**
+ * Why an inspection failed, for the retry decision: `transient` (timeouts, 429, 5xx, connection failures; retried
+ * with backoff), `permanent` (not found, unauthorized, invalid reference, unsupported media type: retrying cannot
+ * help), `deadline` (the registry did not answer within the per-pod inspection deadline).
+ */
+export type InspectionFailure = 'transient' | 'permanent' | 'deadline';
+
 /** What the registry answered for one image reference (as written in the pod spec). */
-export type ImageArchitectures = { readonly archs: readonly string[] } | { readonly error: string };
+export type ImageArchitectures =
+  { readonly archs: readonly string[] } | { readonly error: string; readonly failure?: InspectionFailure };
+
+/** Warning event texts when the operator stops before MAX_RETRY_COUNT attempts (Tessera only). */
+export const GIVE_UP_MESSAGES = {
+  permanent:
+    'The operator stopped inspecting the image: the registry gave an answer that retrying cannot change ' +
+    '(the image does not exist, the credentials are refused, or the reference or manifest type is invalid). ' +
+    'Registry error',
+  deadline:
+    'The operator stopped inspecting the image: the registry did not answer within the per-pod inspection ' +
+    'deadline. Registry error',
+} as const;
 
 export interface PlannedEvent {
   readonly type: 'Normal' | 'Warning';
@@ -139,16 +159,30 @@ export function architectureLabels(archs: readonly string[] | undefined): Record
   return labels;
 }
 
-/** Intersection of the images' architectures, or the first error. */
+/**
+ * Intersection of the images' architectures, or the error that decides the pod's fate: the first failure that
+ * ends the retries (deadline, then permanent), else the first error.
+ */
 export function intersectArchitectures(
   images: readonly string[],
   inspection: ReadonlyMap<string, ImageArchitectures>,
-): { archs: string[] } | { error: string } {
+): { archs: string[] } | { error: string; failure: InspectionFailure } {
+  const errors: { error: string; failure: InspectionFailure }[] = [];
+  for (const image of images) {
+    const result = inspection.get(image);
+    if (result === undefined)
+      errors.push({ error: `image ${image} was not inspected`, failure: 'transient' });
+    else if ('error' in result) errors.push({ error: result.error, failure: result.failure ?? 'transient' });
+  }
+  const decisive =
+    errors.find((e) => e.failure === 'deadline') ??
+    errors.find((e) => e.failure === 'permanent') ??
+    errors[0];
+  if (decisive !== undefined) return decisive;
   let acc: Set<string> | undefined;
   for (const image of images) {
     const result = inspection.get(image);
-    if (result === undefined) return { error: `image ${image} was not inspected` };
-    if ('error' in result) return { error: result.error };
+    if (result === undefined || 'error' in result) continue;
     const set = new Set(result.archs);
     acc = acc === undefined ? set : new Set([...acc].filter((a) => set.has(a)));
   }
@@ -432,14 +466,15 @@ export function planPlacement(input: PlacementInput): PlacementPlan {
     edit.setAnnotation(ANNOTATIONS.imageInspectError, message);
     edit.setLabel(LABELS.imageInspectErrorCount, String(Math.min(input.attempt, MAX_RETRY_COUNT)));
     edit.event('Warning', EVENT_REASONS.inspectionError, EVENT_MESSAGES.inspectionErrorPrefix + message);
-    if (input.attempt < MAX_RETRY_COUNT) {
+    const final = input.attempt >= MAX_RETRY_COUNT || result.failure !== 'transient';
+    if (!final) {
       return { action: 'retry', error: message, patch: edit.patch(), events: edit.events };
     }
-    edit.event(
-      'Warning',
-      EVENT_REASONS.inspectionError,
-      `${EVENT_MESSAGES.maxRetriesPrefix}: ${result.error}`,
-    );
+    const prefix =
+      input.attempt >= MAX_RETRY_COUNT || result.failure === 'transient'
+        ? EVENT_MESSAGES.maxRetriesPrefix
+        : GIVE_UP_MESSAGES[result.failure];
+    edit.event('Warning', EVENT_REASONS.inspectionError, `${prefix}: ${result.error}`);
     planPreferences(edit, pod, clusterConfig, matching);
     const fallback = clusterConfig?.spec?.fallbackArchitecture;
     if (fallback) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiStatusError, FakeClock, silentLogger, type EventRecorder } from '../runtime/index.js';
+import { ApiStatusError, FakeClock, flushAsync, silentLogger, type EventRecorder } from '../runtime/index.js';
 import {
   Keyring,
   RegistryError,
@@ -8,15 +8,18 @@ import {
   type InspectOptions,
 } from '../registry/index.js';
 import { clusterConfig, pod } from './builders.js';
-import { EVENT_REASONS, LABELS, MAX_RETRY_COUNT } from './constants.js';
-import type { PodMergePatch } from './placement-plan.js';
+import { ANNOTATIONS, EVENT_REASONS, LABELS, MAX_RETRY_COUNT } from './constants.js';
+import { GIVE_UP_MESSAGES, type PodMergePatch } from './placement-plan.js';
 import { PodReconciler } from './pod-reconciler.js';
 import type { Pod } from './pod-types.js';
 import { PullSecretResolver } from './pull-secrets.js';
 
+/** An image whose registry accepts the connection and never answers. */
+const HANG = 'hang';
+
 class FakeInspector implements ImageInspector {
   calls: { image: string; bypass: boolean; keyring: string }[] = [];
-  constructor(private readonly archs: Record<string, string[] | Error>) {}
+  constructor(private readonly archs: Record<string, string[] | Error | typeof HANG>) {}
   async inspect(image: string, options?: InspectOptions): Promise<ImageInspection> {
     this.calls.push({
       image,
@@ -24,6 +27,16 @@ class FakeInspector implements ImageInspector {
       keyring: options?.keyring?.fingerprint ?? 'none',
     });
     const a = this.archs[image];
+    if (a === HANG) {
+      // Like CachingInspector: only the caller's signal ends the wait.
+      return new Promise((_resolve, reject) => {
+        const signal = options?.signal;
+        const cancel = () =>
+          reject(new RegistryError('TESSERA_REGISTRY_ABORTED', 'image inspection cancelled'));
+        if (signal?.aborted) cancel();
+        signal?.addEventListener('abort', cancel, { once: true });
+      });
+    }
     if (a === undefined || a instanceof Error)
       throw a ?? new RegistryError('TESSERA_REGISTRY_NOT_FOUND', `${image} not found`);
     return {
@@ -51,13 +64,25 @@ function mergeLabels(
   return out;
 }
 
-function setup(archs: Record<string, string[] | Error>, pods: Pod[]) {
+function setup(
+  archs: Record<string, string[] | Error | typeof HANG>,
+  pods: Pod[],
+  overrides: Partial<ConstructorParameters<typeof PodReconciler>[0]> = {},
+) {
   const clock = new FakeClock();
   const store = new Map(pods.map((p) => [`${p.metadata?.namespace ?? ''}/${p.metadata?.name ?? ''}`, p]));
   const patches: { key: string; patch: PodMergePatch }[] = [];
-  const events: { reason: string; type: string }[] = [];
+  const events: { reason: string; type: string; message: string; pod: string }[] = [];
   let failNextPatch: Error | undefined;
-  const recorder: EventRecorder = { event: (_o, type, reason) => void events.push({ reason, type }) };
+  const recorder: EventRecorder = {
+    event: (o, type, reason, message) =>
+      void events.push({
+        reason,
+        type,
+        message,
+        pod: 'metadata' in o ? `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}` : '',
+      }),
+  };
   const inspector = new FakeInspector(archs);
   const secretsRead: string[] = [];
   const reconciler = new PodReconciler({
@@ -99,6 +124,7 @@ function setup(archs: Record<string, string[] | Error>, pods: Pod[]) {
     clock,
     logger: silentLogger,
     retryBaseDelayMs: 1_000,
+    ...overrides,
   });
   return {
     clock,
@@ -150,7 +176,10 @@ describe('PodReconciler', () => {
 
   it('retries failed inspections with doubling delays that its own label writes do not cut short', async () => {
     const p = pod('web', 'ns').withImages('r/x:1').withGate().build();
-    const t = setup({ 'r/x:1': new RegistryError('TESSERA_REGISTRY_UNAVAILABLE', 'registry down') }, [p]);
+    const t = setup(
+      { 'r/x:1': new RegistryError('TESSERA_REGISTRY_UNAVAILABLE', 'registry down', { retryable: true }) },
+      [p],
+    );
     const delays: number[] = [];
     for (let attempt = 1; attempt < MAX_RETRY_COUNT; attempt++) {
       const r = await t.reconciler.reconcile('ns/web', signal);
@@ -209,5 +238,178 @@ describe('PodReconciler', () => {
     await t.reconciler.reconcile('ns/missing', signal);
     expect(t.patches).toEqual([]);
     expect(t.inspector.calls).toEqual([]);
+  });
+});
+
+describe('PodReconciler under failing and hostile registries', () => {
+  it('ungates at once, after exactly one inspection, when the image does not exist', async () => {
+    const p = pod('web', 'ns').withImages('r/missing:1').withGate().build();
+    const t = setup({}, [p], {
+      clusterConfig: () => clusterConfig({ fallbackArchitecture: 'amd64' }),
+    });
+    expect(await t.reconciler.reconcile('ns/web', signal)).toBeUndefined();
+    expect(t.inspector.calls).toHaveLength(1);
+    expect(t.patches).toHaveLength(1);
+    const after = t.store.get('ns/web');
+    expect(after?.spec?.schedulingGates).toEqual([]);
+    expect(after?.metadata?.labels?.[LABELS.imageInspectErrorCount]).toBe('1');
+    expect(after?.metadata?.labels?.[LABELS.fallbackArch]).toBe('amd64');
+    expect(after?.metadata?.annotations?.[ANNOTATIONS.imageInspectError]).toMatch(
+      /^permanent error, not retried: r\/missing:1 not found/,
+    );
+    const why = t.events.find((e) => e.message.startsWith(GIVE_UP_MESSAGES.permanent));
+    expect(why?.type).toBe('Warning');
+    expect(t.events.map((e) => e.reason)).toContain(EVENT_REASONS.fallbackPredicateSet);
+  });
+
+  it('treats refused credentials and invalid references as permanent, 429 and 5xx as transient', async () => {
+    const p1 = pod('denied', 'ns').withImages('r/private:1').withGate().build();
+    const p2 = pod('busy', 'ns').withImages('r/busy:1').withGate().build();
+    const t = setup(
+      {
+        'r/private:1': new RegistryError('TESSERA_REGISTRY_UNAUTHORIZED', 'denied'),
+        'r/busy:1': new RegistryError('TESSERA_REGISTRY_UNAVAILABLE', 'HTTP 429', { retryable: true }),
+      },
+      [p1, p2],
+    );
+    expect(await t.reconciler.reconcile('ns/denied', signal)).toBeUndefined();
+    expect(t.store.get('ns/denied')?.spec?.schedulingGates).toEqual([]);
+    expect((await t.reconciler.reconcile('ns/busy', signal))?.requeueAfterMs).toBe(1_000);
+    expect(t.store.get('ns/busy')?.spec?.schedulingGates).not.toEqual([]);
+  });
+
+  it('stops waiting for a registry that never answers at the per-pod deadline and names it', async () => {
+    const p = pod('slow', 'hostile').withImages('127.0.0.1:9/app:1').withGate().build();
+    const t = setup({ '127.0.0.1:9/app:1': HANG }, [p], { inspectionDeadlineMs: 15_000 });
+    let settled = false;
+    const done = t.reconciler.reconcile('hostile/slow', signal).finally(() => (settled = true));
+    await flushAsync();
+    t.clock.step(14_999);
+    await flushAsync();
+    expect(settled).toBe(false);
+    t.clock.step(1);
+    expect(await done).toBeUndefined();
+    const after = t.store.get('hostile/slow');
+    expect(after?.spec?.schedulingGates).toEqual([]);
+    expect(after?.metadata?.annotations?.[ANNOTATIONS.imageInspectError]).toBe(
+      'registry 127.0.0.1:9 did not answer within 15 s (image 127.0.0.1:9/app:1)',
+    );
+    expect(t.events.some((e) => e.message.startsWith(GIVE_UP_MESSAGES.deadline))).toBe(true);
+    expect(t.reconciler.inspectionsInFlight('hostile')).toBe(0);
+  });
+
+  it("requeues a tenant's pods beyond its in-flight cap without using a worker, so other tenants go first", async () => {
+    const hostile = [1, 2, 3].map((i) =>
+      pod(`h${i}`, 'hostile').withImages(`hang${i}.test/app:1`).withPullSecrets('regcred').withGate().build(),
+    );
+    const ordinary = pod('web', 'team').withImages('r/a:1').withGate().build();
+    const t = setup(
+      { 'hang1.test/app:1': HANG, 'hang2.test/app:1': HANG, 'hang3.test/app:1': HANG, 'r/a:1': ['amd64'] },
+      [...hostile, ordinary],
+      { maxInspectionsPerNamespace: 2, inspectionDeadlineMs: 10_000 },
+    );
+    const first = t.reconciler.reconcile('hostile/h1', signal);
+    const second = t.reconciler.reconcile('hostile/h2', signal);
+    await flushAsync();
+    expect(t.reconciler.inspectionsInFlight('hostile')).toBe(2);
+    // The third hostile pod is handed back at once, uninspected.
+    expect(await t.reconciler.reconcile('hostile/h3', signal)).toEqual({ requeueAfterMs: 250 });
+    expect(t.inspector.calls.map((c) => c.image)).not.toContain('hang3.test/app:1');
+    // ...without costing the API server anything: no pull-secret read for the requeued pod.
+    expect(t.secretsRead).toEqual(['hostile/regcred', 'hostile/regcred']);
+    // Another namespace is not held up: its pod is placed while the hostile ones are still pending.
+    expect(await t.reconciler.reconcile('team/web', signal)).toBeUndefined();
+    expect(t.store.get('team/web')?.spec?.schedulingGates).toEqual([]);
+    expect(t.store.get('hostile/h1')?.spec?.schedulingGates).not.toEqual([]);
+    t.clock.step(10_000);
+    await Promise.all([first, second]);
+    expect(t.reconciler.inspectionsInFlight('hostile')).toBe(0);
+    // Its turn now: inspected, and released at its own deadline.
+    const third = t.reconciler.reconcile('hostile/h3', signal);
+    await flushAsync();
+    t.clock.step(10_000);
+    expect(await third).toBeUndefined();
+    for (const p of ['h1', 'h2', 'h3'])
+      expect(t.store.get(`hostile/${p}`)?.spec?.schedulingGates, p).toEqual([]);
+  });
+
+  it('caps pods in flight per registry host across namespaces', async () => {
+    const pods = [1, 2, 3].map((i) => pod('p', `ns${i}`).withImages('slow.test/app:1').withGate().build());
+    const t = setup({ 'slow.test/app:1': HANG }, pods, { maxInspectionsPerRegistry: 2 });
+    const running = [t.reconciler.reconcile('ns1/p', signal), t.reconciler.reconcile('ns2/p', signal)];
+    await flushAsync();
+    expect(await t.reconciler.reconcile('ns3/p', signal)).toEqual({ requeueAfterMs: 250 });
+    t.clock.step(15_000);
+    await Promise.all(running);
+    expect(t.inspector.calls).toHaveLength(2);
+  });
+
+  it('wakes a held-back pod as soon as a slot frees, oldest first, instead of polling', async () => {
+    const pods = [1, 2, 3, 4].map((i) =>
+      pod(`h${i}`, 'hostile').withImages('slow.test/app:1').withGate().build(),
+    );
+    const woken: string[] = [];
+    const t = setup({ 'slow.test/app:1': HANG }, pods, {
+      maxInspectionsPerNamespace: 1,
+      inspectionDeadlineMs: 1_000,
+      wake: (key) => void woken.push(key),
+    });
+    const first = t.reconciler.reconcile('hostile/h1', signal);
+    await flushAsync();
+    // Held back with only a long safety-net delay: the wake call, not polling, brings them back.
+    expect(await t.reconciler.reconcile('hostile/h2', signal)).toEqual({ requeueAfterMs: 2_000 });
+    expect(await t.reconciler.reconcile('hostile/h3', signal)).toEqual({ requeueAfterMs: 2_000 });
+    expect(woken).toEqual([]);
+    t.clock.step(1_000);
+    await first;
+    expect(woken).toEqual(['hostile/h2']);
+    const second = t.reconciler.reconcile('hostile/h2', signal);
+    await flushAsync();
+    t.clock.step(1_000);
+    await second;
+    expect(woken).toEqual(['hostile/h2', 'hostile/h3']);
+  });
+
+  it('counts the deadline over all attempts: waits split by transient failures add up', async () => {
+    const p = pod('slow', 'hostile').withImages('slow.test/app:1').withGate().build();
+    let failFirst: (() => void) | undefined;
+    const calls: number[] = [];
+    const inspector: ImageInspector = {
+      inspect: (_image, options) =>
+        new Promise((_resolve, reject) => {
+          calls.push(calls.length + 1);
+          // The first attempt ends with the registry request's own timeout (transient) after 10 s of waiting;
+          // the second one never gets an answer.
+          if (calls.length === 1)
+            failFirst = () =>
+              reject(
+                new RegistryError('TESSERA_REGISTRY_TIMEOUT', 'no answer within 10 s', { retryable: true }),
+              );
+          options?.signal?.addEventListener('abort', () =>
+            reject(new RegistryError('TESSERA_REGISTRY_ABORTED', 'image inspection cancelled')),
+          );
+        }),
+    };
+    const t = setup({}, [p], { inspector, inspectionDeadlineMs: 15_000 });
+    const first = t.reconciler.reconcile('hostile/slow', signal);
+    await flushAsync();
+    t.clock.step(10_000);
+    failFirst?.();
+    expect(await first).toEqual({ requeueAfterMs: 1_000 });
+    t.clock.step(1_000);
+    let settled = false;
+    const second = t.reconciler.reconcile('hostile/slow', signal).finally(() => (settled = true));
+    await flushAsync();
+    // 10 s already spent: the second attempt gets the remaining 5 s, not another 15 s.
+    t.clock.step(4_999);
+    await flushAsync();
+    expect(settled).toBe(false);
+    t.clock.step(1);
+    expect(await second).toBeUndefined();
+    expect(t.store.get('hostile/slow')?.spec?.schedulingGates).toEqual([]);
+    expect(t.store.get('hostile/slow')?.metadata?.annotations?.[ANNOTATIONS.imageInspectError]).toBe(
+      'registry slow.test did not answer within 15 s (image slow.test/app:1)',
+    );
+    expect(calls).toEqual([1, 2]);
   });
 });

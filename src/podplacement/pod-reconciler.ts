@@ -1,12 +1,24 @@
 // Reconciles gated pods: inspects their images (concurrently, through the caching inspector), plans the placement
 // (planPlacement) and writes it with ONE merge patch guarded by resourceVersion, then records the events.
-// Failed inspections are retried with exponential backoff (our own label writes do not cut the wait short);
-// attempt MAX_RETRY_COUNT always ungates. Reads pods only from the gated-pods cache given by the caller.
-import { isConflict, isNotFound } from '../runtime/index.js';
+// Failed inspections are classified (classifyRegistryFailure): permanent ones ungate at once, transient ones are
+// retried with exponential backoff (our own label writes do not cut the wait short); attempt MAX_RETRY_COUNT
+// always ungates. Fairness under hostile registries: a pod waits on registries at most the per-pod inspection
+// deadline in total over its attempts (then it is ungated, naming the registry that did not answer), and a worker
+// never waits for a busy tenant: a pod whose namespace or registry host already has its cap of inspections in
+// flight goes back to the queue (woken when a slot frees), so one tenant's slow registry cannot occupy every
+// worker. Reads pods only from the gated-pods cache given by the caller.
+import { InvalidArgumentError, isConflict, isNotFound } from '../runtime/index.js';
 import type { Clock } from '../runtime/index.js';
 import type { Logger } from '../runtime/index.js';
 import type { ReconcileResult } from '../runtime/index.js';
-import { isAbort, type ImageInspector } from '../registry/index.js';
+import {
+  KeyedConcurrencyLimit,
+  Keyring,
+  classifyRegistryFailure,
+  isAbort,
+  parseImageReference,
+  type ImageInspector,
+} from '../registry/index.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import { EVENT_MESSAGES, EVENT_REASONS, MAX_RETRY_COUNT } from './constants.js';
 import type { EventRecorder } from '../runtime/index.js';
@@ -49,19 +61,132 @@ export interface PodReconcilerOptions {
   retryBaseDelayMs?: number;
   /** Longest wait between attempts, in ms. Default: 30,000. */
   retryMaxDelayMs?: number;
+  /**
+   * Longest time a pod waits for its images' registries, in ms, over all its attempts; then it is ungated
+   * (fallback architecture if configured) with an event naming the registry that did not answer. Default: 15,000.
+   */
+  inspectionDeadlineMs?: number;
+  /** Pods of one namespace inspected at once; more wait in the queue, not in a worker. Default: 2. */
+  maxInspectionsPerNamespace?: number;
+  /** Pods inspected at once per registry host named in their images. Default: 4. */
+  maxInspectionsPerRegistry?: number;
+  /**
+   * Puts a pod key back on the work queue at once; the reconciler calls it when a slot frees for a pod it held
+   * back, so held-back pods neither poll nor wait longer than needed. Default: none (they poll).
+   */
+  wake?: (key: string) => void;
+  /**
+   * Delay before a pod held back by those caps is looked at again, in ms (a safety net when `wake` is given).
+   * Default: 2,000 with `wake`, else 250.
+   */
+  saturatedRequeueMs?: number;
   /** Told about every applied plan (for tests, the bench and `npm start`'s summary). */
   onPlanned?: (key: string, plan: PlacementPlan) => void;
+}
+
+export const DEFAULT_INSPECTION_DEADLINE_MS = 15_000;
+
+/** Registry hosts named by `images`, each once; references that do not parse name none (they fail permanently). */
+export function registryHostsOf(images: readonly { image: string }[]): string[] {
+  const hosts = new Set<string>();
+  for (const { image } of images) {
+    try {
+      hosts.add(parseImageReference(image).registry.toLowerCase());
+    } catch {
+      // An invalid reference is never sent anywhere.
+    }
+  }
+  return [...hosts];
 }
 
 export class PodReconciler {
   /** Earliest time (clock ms) of the next attempt for pods whose last inspection failed. */
   private readonly notBefore = new Map<string, number>();
+  /** Time (ms) each still-gated pod (by key, for its uid) has spent waiting on registries over its attempts. */
+  private readonly waitedMs = new Map<string, { uid: string; ms: number }>();
   private readonly baseDelay: number;
   private readonly maxDelay: number;
+  private readonly deadlineMs: number;
+  private readonly saturatedRequeueMs: number;
+  /** Inspections in flight per namespace and per registry host (slots taken without waiting). */
+  private readonly perNamespace: KeyedConcurrencyLimit;
+  private readonly perRegistry: KeyedConcurrencyLimit;
+  /**
+   * Pods held back, oldest first, by the saturated slot key (`ns:NAMESPACE` or `registry:HOST`); one is woken per
+   * freed slot. Holds only keys of gated pods seen in the cache, each once per slot key.
+   */
+  private readonly heldBack = new Map<string, Set<string>>();
 
   constructor(private readonly o: PodReconcilerOptions) {
     this.baseDelay = o.retryBaseDelayMs ?? 2_000;
     this.maxDelay = o.retryMaxDelayMs ?? 30_000;
+    this.deadlineMs = o.inspectionDeadlineMs ?? DEFAULT_INSPECTION_DEADLINE_MS;
+    this.saturatedRequeueMs = o.saturatedRequeueMs ?? (o.wake ? 2_000 : 250);
+    const perNamespace = o.maxInspectionsPerNamespace ?? 2;
+    const perRegistry = o.maxInspectionsPerRegistry ?? 4;
+    for (const [field, v] of [
+      ['inspectionDeadlineMs', this.deadlineMs],
+      ['maxInspectionsPerNamespace', perNamespace],
+      ['maxInspectionsPerRegistry', perRegistry],
+    ] as const) {
+      if (!Number.isInteger(v) || v < 1)
+        throw new InvalidArgumentError(field, `must be an integer >= 1, got ${v}`);
+    }
+    this.perNamespace = new KeyedConcurrencyLimit(perNamespace);
+    this.perRegistry = new KeyedConcurrencyLimit(perRegistry);
+  }
+
+  /**
+   * Takes a namespace slot and one slot per registry host, all or none. Returns the release function, or the slot
+   * key that is saturated.
+   */
+  private tryAcquire(
+    namespace: string,
+    hosts: readonly string[],
+  ): { release: () => void } | { saturated: string } {
+    const releases: (() => void)[] = [];
+    const releaseAll = (): void => {
+      for (const r of releases) r();
+    };
+    const ns = this.perNamespace.tryAcquire(namespace);
+    if (ns === undefined) return { saturated: `ns:${namespace}` };
+    releases.push(() => {
+      ns();
+      this.wakeOne(`ns:${namespace}`);
+    });
+    for (const host of hosts) {
+      const slot = this.perRegistry.tryAcquire(host);
+      if (slot === undefined) {
+        releaseAll();
+        return { saturated: `registry:${host}` };
+      }
+      releases.push(() => {
+        slot();
+        this.wakeOne(`registry:${host}`);
+      });
+    }
+    return { release: releaseAll };
+  }
+
+  private holdBack(slotKey: string, podKey: string): void {
+    if (this.o.wake === undefined) return;
+    let held = this.heldBack.get(slotKey);
+    if (held === undefined) {
+      held = new Set();
+      this.heldBack.set(slotKey, held);
+    }
+    held.add(podKey);
+  }
+
+  private wakeOne(slotKey: string): void {
+    const held = this.heldBack.get(slotKey);
+    if (held === undefined) return;
+    const next = held.values().next();
+    if (!next.done) {
+      held.delete(next.value);
+      this.o.wake?.(next.value);
+    }
+    if (held.size === 0) this.heldBack.delete(slotKey);
   }
 
   /** Delay after the `failures`-th failed attempt. */
@@ -74,12 +199,12 @@ export class PodReconciler {
     const pod = this.o.getPod(key);
     if (!pod || !hasSchedulingGate(pod)) {
       this.notBefore.delete(key);
+      this.waitedMs.delete(key);
       return;
     }
     const due = this.notBefore.get(key);
     if (due !== undefined && due > started) return { requeueAfterMs: due - started };
 
-    this.o.metrics?.processedPodsController.inc();
     const namespace = pod.metadata?.namespace ?? '';
     const ctx = {
       clusterConfig: this.o.clusterConfig(),
@@ -87,9 +212,44 @@ export class PodReconciler {
       operatorNamespace: this.o.operatorNamespace,
     };
     const failures = inspectionFailures(pod);
+    const images = imagesToInspect(pod, ctx);
+    let release: (() => void) | undefined;
+    if (images.length > 0) {
+      const hosts = registryHostsOf(images);
+      const slots = this.tryAcquire(namespace, hosts);
+      if ('saturated' in slots) {
+        // Not this worker's job to wait for a busy tenant or registry: back to the queue until a slot frees.
+        this.holdBack(slots.saturated, key);
+        this.o.logger.debug(
+          { pod: key, saturated: slots.saturated, retryInMs: this.saturatedRequeueMs },
+          'inspections of this namespace or registry at their limit; pod requeued',
+        );
+        return { requeueAfterMs: this.saturatedRequeueMs };
+      }
+      release = slots.release;
+    }
+    this.o.metrics?.processedPodsController.inc();
     if (failures === 0)
       this.o.events.event(pod, 'Normal', EVENT_REASONS.schedGateAdded, EVENT_MESSAGES.schedGateAdded);
-    const inspection = await this.inspect(pod, imagesToInspect(pod, ctx), signal);
+    let inspection: Map<string, ImageArchitectures>;
+    try {
+      // Pull secrets (at most MAX_PULL_SECRETS_PER_POD reads) only once a slot is held: a requeued pod costs
+      // the API server nothing.
+      const keyring = images.length > 0 ? await this.o.pullSecrets.keyringFor(pod, signal) : Keyring.empty;
+      // The deadline is per pod, over all its attempts: a registry that keeps a pod waiting costs it at most
+      // inspectionDeadlineMs in total, however its waits are split by transient failures.
+      const uid = pod.metadata?.uid ?? '';
+      const before = this.waitedMs.get(key);
+      const waited = before?.uid === uid ? before.ms : 0;
+      const t0 = this.o.clock.now();
+      try {
+        inspection = await this.inspect(images, keyring, signal, Math.max(0, this.deadlineMs - waited));
+      } finally {
+        if (images.length > 0) this.waitedMs.set(key, { uid, ms: waited + (this.o.clock.now() - t0) });
+      }
+    } finally {
+      release?.();
+    }
     const plan = planPlacement({ pod, inspection, ...ctx, attempt: failures + 1 });
     if (plan.action === 'none') return;
 
@@ -124,6 +284,7 @@ export class PodReconciler {
       return { requeueAfterMs: delay };
     }
     this.notBefore.delete(key);
+    this.waitedMs.delete(key);
     this.o.metrics?.podsGated.dec();
     this.o.logger.debug(
       { pod: key, outcome: plan.outcome, architectures: plan.architectures },
@@ -131,31 +292,68 @@ export class PodReconciler {
     );
   }
 
+  /** Inspections in flight for pods of `namespace` (for tests and metrics). */
+  inspectionsInFlight(namespace: string): number {
+    return this.perNamespace.running(namespace);
+  }
+
   private async inspect(
-    pod: Pod,
     images: { image: string; pullAlways: boolean }[],
+    keyring: Keyring,
     signal: AbortSignal,
+    deadlineMs: number,
   ): Promise<Map<string, ImageArchitectures>> {
     const result = new Map<string, ImageArchitectures>();
     if (images.length === 0) return result;
     const started = this.o.clock.now();
-    const keyring = await this.o.pullSecrets.keyringFor(pod, signal);
-    await Promise.all(
-      images.map(async ({ image, pullAlways }) => {
-        const t0 = this.o.clock.now();
-        try {
-          const got = await this.o.inspector.inspect(image, { keyring, signal, bypassCache: pullAlways });
-          result.set(image, { archs: got.architectures });
-        } catch (err) {
-          if (isAbort(err) || signal.aborted) throw err;
-          this.o.metrics?.failedImageInspection.inc();
-          result.set(image, { error: err instanceof Error ? err.message : String(err) });
-        } finally {
-          this.o.metrics?.timeToInspectImage.observe((this.o.clock.now() - t0) / 1000);
-        }
-      }),
-    );
+    // A shared registry request goes on past the deadline for other waiters (and fills the cache); only this
+    // pod stops waiting.
+    const deadline = new AbortController();
+    const timer = this.o.clock.setTimer(() => deadline.abort(), deadlineMs);
+    const attemptSignal = AbortSignal.any([signal, deadline.signal]);
+    try {
+      await Promise.all(
+        images.map(async ({ image, pullAlways }) => {
+          const t0 = this.o.clock.now();
+          try {
+            const got = await this.o.inspector.inspect(image, {
+              keyring,
+              signal: attemptSignal,
+              bypassCache: pullAlways,
+            });
+            result.set(image, { archs: got.architectures });
+          } catch (err) {
+            if (signal.aborted) throw err;
+            this.o.metrics?.failedImageInspection.inc();
+            result.set(image, this.failureOf(image, err, deadline.signal.aborted));
+          } finally {
+            this.o.metrics?.timeToInspectImage.observe((this.o.clock.now() - t0) / 1000);
+          }
+        }),
+      );
+    } finally {
+      timer.cancel();
+    }
     this.o.metrics?.timeToInspectPodImages.observe((this.o.clock.now() - started) / 1000);
     return result;
   }
+
+  /** The failure recorded for one image: what happened, in words that name the cause, and its class. */
+  private failureOf(image: string, err: unknown, deadlinePassed: boolean): ImageArchitectures {
+    if (deadlinePassed && (isAbort(err) || !(err instanceof Error) || err.name === 'AbortError')) {
+      const host = registryHostsOf([{ image }])[0] ?? 'of the image';
+      return {
+        error: `registry ${host} did not answer within ${formatSeconds(this.deadlineMs)} (image ${image})`,
+        failure: 'deadline',
+      };
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    return classifyRegistryFailure(err) === 'permanent'
+      ? { error: `permanent error, not retried: ${message}`, failure: 'permanent' }
+      : { error: message, failure: 'transient' };
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }

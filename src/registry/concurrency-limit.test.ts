@@ -89,4 +89,34 @@ describe('KeyedConcurrencyLimit cancellation', () => {
     expect(limit.running('a')).toBe(0);
     expect(limit.waiting('a')).toBe(0);
   });
+
+  it('tryAcquire takes a free slot without waiting, refuses a saturated key, and hands freed slots to waiters', async () => {
+    const limit = new KeyedConcurrencyLimit(2);
+    const first = limit.tryAcquire('a');
+    const second = limit.tryAcquire('a');
+    expect(first).toBeDefined();
+    expect(second).toBeDefined();
+    expect(limit.tryAcquire('a')).toBeUndefined();
+    expect(limit.tryAcquire('b')).toBeDefined(); // keys are independent
+    const waiter = limit.run('a', async () => 'ran');
+    first?.();
+    first?.(); // idempotent: the second call must not free another slot
+    expect(await waiter).toBe('ran');
+    expect(limit.running('a')).toBe(1);
+    second?.();
+    expect(limit.running('a')).toBe(0);
+    expect(limit.tryAcquire('a')).toBeDefined();
+  });
+
+  it('tryAcquire does not jump the queue of waiters', async () => {
+    const limit = new KeyedConcurrencyLimit(1);
+    const gate = deferred();
+    const holder = limit.run('a', () => gate.promise);
+    const waiter = limit.run('a', async () => 1);
+    expect(limit.tryAcquire('a')).toBeUndefined();
+    gate.resolve();
+    await holder;
+    await waiter;
+    expect(limit.running('a')).toBe(0);
+  });
 });

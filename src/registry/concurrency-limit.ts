@@ -43,6 +43,28 @@ export class KeyedConcurrencyLimit {
     }
   }
 
+  /**
+   * Takes a slot of `key` only if one is free now and nobody is waiting for one; never waits. Returns the
+   * function that gives the slot back (idempotent), or undefined when `key` is saturated, so a caller that must
+   * not block (a controller worker) can do something else and come back later.
+   */
+  tryAcquire(key: string): (() => void) | undefined {
+    let slot = this.slots.get(key);
+    if (slot !== undefined && (slot.running >= this.limit || slot.waiting.length > 0)) return undefined;
+    if (slot === undefined) {
+      slot = { running: 0, waiting: [] };
+      this.slots.set(key, slot);
+    }
+    slot.running++;
+    const held = slot;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.release(key, held);
+    };
+  }
+
   private wait(key: string, slot: Slot, signal: AbortSignal | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {

@@ -389,7 +389,11 @@ describe('pull secrets', () => {
       const pod = await scheduled(ns2.name, name);
       expect(requiredArchValues(pod), name).toEqual([]);
       expect(pod.metadata.labels?.[LABELS.nodeAffinity], name).toBe('not-set');
-      expect(pod.metadata.labels?.[LABELS.imageInspectErrorCount], name).toBe('5');
+      // Refused credentials are a permanent failure: released after the first attempt, not after 5.
+      expect(pod.metadata.labels?.[LABELS.imageInspectErrorCount], name).toBe('1');
+      expect(pod.metadata.annotations?.[LABELS.imageInspectError], name).toMatch(
+        /^permanent error, not retried/,
+      );
       expect(pod.metadata.labels?.[LABELS.preferredNodeAffinity], name).toBe('set');
       const events = await podEvents(ns2.name, name);
       expect(
@@ -470,18 +474,28 @@ describe('image cache', () => {
 });
 
 describe('namespaces', () => {
-  it('leaves the operator namespace and kube-* namespaces alone', async () => {
+  it('leaves the operator namespace, kube-* and openshift-* namespaces alone: the API server never asks', async () => {
     const kube = uniqueName('kube-pp');
+    const openshift = uniqueName('openshift-pp');
     await createNamespace(kube, { [TEST_LABEL]: SELECTED });
+    await createNamespace(openshift, { [TEST_LABEL]: SELECTED });
     await createPod(opNs.name, 'own', [registries.images.M]);
     await createPod(kube, 'kube', [registries.images.M]);
+    await createPod(openshift, 'openshift', [registries.images.M]);
+    // A selected tenant namespace in the same moment: labelled by the webhook, so it is live.
+    await createPod(ns.name, 'tenant-next-to-system', [registries.images.M]);
+    expect((await getPod(ns.name, 'tenant-next-to-system')).metadata.labels?.[LABELS.schedulingGate]).toBe(
+      'gated',
+    );
     for (const [n, name] of [
       [opNs.name, 'own'],
       [kube, 'kube'],
+      [openshift, 'openshift'],
     ] as const) {
       const pod = await getPod(n, name);
       expect(pod.spec.schedulingGates ?? [], name).toEqual([]);
-      expect(pod.metadata.labels?.[LABELS.schedulingGate], name).toBe('not-set');
+      // Not even the tracking labels: the webhook configuration's matchConditions keep these requests away.
+      expect(pod.metadata.labels?.[LABELS.schedulingGate], name).toBeUndefined();
       expect(pod.spec.affinity?.nodeAffinity, name).toBeUndefined();
     }
   });
@@ -502,7 +516,10 @@ describe('PodPlacementConfig', () => {
       validatingWebhookConfiguration(
         { kind: 'url', baseUrl: `https://127.0.0.1:${webhookPort}` },
         { caBundlePem },
-        { podConfigNamespaceSelector: { matchLabels: { [TEST_LABEL]: SELECTED } } },
+        {
+          podConfigNamespaceSelector: { matchLabels: { [TEST_LABEL]: SELECTED } },
+          operatorNamespace: opNs.name,
+        },
       ),
     );
     const ppcPath = `/apis/multiarch.openshift.io/v1beta1/namespaces/${ns.name}/podplacementconfigs`;
