@@ -19,7 +19,12 @@ const HANG = 'hang';
 
 class FakeInspector implements ImageInspector {
   calls: { image: string; bypass: boolean; keyring: string }[] = [];
+  /** Images a cache would answer (isCached), as CachingInspector does after a first inspection. */
+  readonly cached = new Set<string>();
   constructor(private readonly archs: Record<string, string[] | Error | typeof HANG>) {}
+  isCached(image: string): boolean {
+    return this.cached.has(image);
+  }
   async inspect(image: string, options?: InspectOptions): Promise<ImageInspection> {
     this.calls.push({
       image,
@@ -298,6 +303,26 @@ describe('PodReconciler under failing and hostile registries', () => {
     expect(t.reconciler.inspectionsInFlight('hostile')).toBe(0);
   });
 
+  it('places a pod whose images the cache answers even while its namespace is at its cap', async () => {
+    // A burst of ordinary pods in one namespace must not queue behind the cap: only registry work takes a slot.
+    const slow = [1, 2].map((i) => pod(`s${i}`, 'team').withImages(`hang${i}.test/app:1`).withGate().build());
+    const cachedPod = pod('web', 'team').withImages('r/a:1').withGate().build();
+    const t = setup(
+      { 'hang1.test/app:1': HANG, 'hang2.test/app:1': HANG, 'r/a:1': ['amd64'] },
+      [...slow, cachedPod],
+      { maxInspectionsPerNamespace: 2, inspectionDeadlineMs: 10_000 },
+    );
+    t.inspector.cached.add('r/a:1');
+    const first = t.reconciler.reconcile('team/s1', signal);
+    const second = t.reconciler.reconcile('team/s2', signal);
+    await flushAsync();
+    expect(t.reconciler.inspectionsInFlight('team')).toBe(2);
+    expect(await t.reconciler.reconcile('team/web', signal)).toBeUndefined();
+    expect(t.store.get('team/web')?.spec?.schedulingGates).toEqual([]);
+    t.clock.step(10_000);
+    await Promise.all([first, second]);
+  });
+
   it("requeues a tenant's pods beyond its in-flight cap without using a worker, so other tenants go first", async () => {
     const hostile = [1, 2, 3].map((i) =>
       pod(`h${i}`, 'hostile').withImages(`hang${i}.test/app:1`).withPullSecrets('regcred').withGate().build(),
@@ -315,8 +340,9 @@ describe('PodReconciler under failing and hostile registries', () => {
     // The third hostile pod is handed back at once, uninspected.
     expect(await t.reconciler.reconcile('hostile/h3', signal)).toEqual({ requeueAfterMs: 250 });
     expect(t.inspector.calls.map((c) => c.image)).not.toContain('hang3.test/app:1');
-    // ...without costing the API server anything: no pull-secret read for the requeued pod.
-    expect(t.secretsRead).toEqual(['hostile/regcred', 'hostile/regcred']);
+    // Its pull secret is read (to learn whether the cache answers its images; in the operator that read goes
+    // through the brief by-name Secret cache, src/podplacement/pull-secret-cache.ts), but no registry request.
+    expect(t.secretsRead).toEqual(['hostile/regcred', 'hostile/regcred', 'hostile/regcred']);
     // Another namespace is not held up: its pod is placed while the hostile ones are still pending.
     expect(await t.reconciler.reconcile('team/web', signal)).toBeUndefined();
     expect(t.store.get('team/web')?.spec?.schedulingGates).toEqual([]);

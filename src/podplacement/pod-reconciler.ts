@@ -213,8 +213,14 @@ export class PodReconciler {
     };
     const failures = inspectionFailures(pod);
     const images = imagesToInspect(pod, ctx);
+    // Pull secrets are read by name through a brief cache, so reading them before a slot costs a held-back pod
+    // little; it tells whether the cache answers every image, and then the pod needs no registry slot at all.
+    const keyring = images.length > 0 ? await this.o.pullSecrets.keyringFor(pod, signal) : Keyring.empty;
+    const needsRegistry = images.some(
+      ({ image, pullAlways }) => pullAlways || !(this.o.inspector.isCached?.(image, keyring) ?? false),
+    );
     let release: (() => void) | undefined;
-    if (images.length > 0) {
+    if (needsRegistry) {
       const hosts = registryHostsOf(images);
       const slots = this.tryAcquire(namespace, hosts);
       if ('saturated' in slots) {
@@ -233,9 +239,6 @@ export class PodReconciler {
       this.o.events.event(pod, 'Normal', EVENT_REASONS.schedGateAdded, EVENT_MESSAGES.schedGateAdded);
     let inspection: Map<string, ImageArchitectures>;
     try {
-      // Pull secrets (at most MAX_PULL_SECRETS_PER_POD reads) only once a slot is held: a requeued pod costs
-      // the API server nothing.
-      const keyring = images.length > 0 ? await this.o.pullSecrets.keyringFor(pod, signal) : Keyring.empty;
       // The deadline is per pod, over all its attempts: a registry that keeps a pod waiting costs it at most
       // inspectionDeadlineMs in total, however its waits are split by transient failures.
       const uid = pod.metadata?.uid ?? '';

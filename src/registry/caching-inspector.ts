@@ -154,6 +154,11 @@ export class CachingInspector implements ImageInspector {
     }
   }
 
+  /** Whether inspect() would answer from the cache (a live entry, success or failure), with no registry request. */
+  isCached(image: string, keyring: Keyring): boolean {
+    return this.entries.has(CachingInspector.keyOf(image, keyring));
+  }
+
   /** Forgets every entry (in-flight inspections still complete and are stored). */
   purge(): void {
     this.entries.clear();

@@ -42,4 +42,9 @@ export interface ImageInspection {
 export interface ImageInspector {
   /** Inspects `image` (any reference a pod may carry). Rejects with RegistryError. */
   inspect(image: string, options?: InspectOptions): Promise<ImageInspection>;
+  /**
+   * Whether inspect() with `keyring` would be answered from a cache, without a registry request. Optional: an
+   * inspector without a cache leaves it out (every inspection goes to the registry).
+   */
+  isCached?(image: string, keyring: Keyring): boolean;
 }
