@@ -27,6 +27,8 @@ require_pin etcd "go.etcd.io/etcd/server/v3 $ETCD_VERSION"
 require_pin kwok "sigs.k8s.io/kwok $KWOK_VERSION"
 require_pin registry "github.com/distribution/distribution/v3 $DISTRIBUTION_VERSION"
 require_pin crane "github.com/google/go-containerregistry $CRANE_VERSION"
+require_pin prometheus "github.com/prometheus/prometheus $PROMETHEUS_VERSION"
+require_pin kube-rbac-proxy "github.com/brancz/kube-rbac-proxy $KUBE_RBAC_PROXY_VERSION"
 
 # build COMPONENT VERSION MODULE_DIR LDFLAGS PKG:BINARY...
 build() {
@@ -77,8 +79,8 @@ done
 selected=("${@:-all}")
 want() { local s; for s in "${selected[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
 for s in "${selected[@]}"; do
-  case $s in all | etcd | kwok | kubernetes | registry | crane) ;;
-  *) echo "build-binaries: unknown component '$s' (all, etcd, kwok, kubernetes, registry, crane)" >&2; exit 2 ;;
+  case $s in all | etcd | kwok | kubernetes | registry | crane | prometheus | kube-rbac-proxy) ;;
+  *) echo "build-binaries: unknown component '$s' (all, etcd, kwok, kubernetes, registry, crane, prometheus, kube-rbac-proxy)" >&2; exit 2 ;;
   esac
 done
 if want etcd; then
@@ -118,4 +120,15 @@ if want crane; then
   build crane "$CRANE_VERSION" "$here/crane" \
     "-X github.com/google/go-containerregistry/cmd/crane/cmd.Version=$CRANE_VERSION" \
     github.com/google/go-containerregistry/cmd/crane:crane
+fi
+# The alerts stack of the update-status tests (`npm test` uses it, `npm start` does not).
+if want prometheus; then
+  # Real Prometheus serving /api/v1/alerts from alerting rules. remove_all_sd (an upstream build tag) leaves out
+  # the cloud service discoveries (static and file SD stay), which the tests do not use and which double the build.
+  GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=remove_all_sd" build prometheus "$PROMETHEUS_VERSION" "$here/prometheus" "-X github.com/prometheus/common/version.Version=$PROMETHEUS_VERSION" \
+    github.com/prometheus/prometheus/cmd/prometheus:prometheus
+fi
+if want kube-rbac-proxy; then
+  build kube-rbac-proxy "$KUBE_RBAC_PROXY_VERSION" "$here/kube-rbac-proxy" "" \
+    github.com/brancz/kube-rbac-proxy/cmd/kube-rbac-proxy:kube-rbac-proxy
 fi

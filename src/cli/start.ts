@@ -136,6 +136,8 @@ async function runUpdateStatus(target: Target, signal: AbortSignal, logger: Logg
       client: manager.client,
       informers: manager.informers,
       installDevCrds: !!target.local,
+      // Alerts for Health insights, read with the controller's own credentials (thanos-querier Route).
+      kubeConfig: target.kubeConfig,
     }),
   );
   const running = manager.start(signal);

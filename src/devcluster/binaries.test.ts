@@ -21,6 +21,8 @@ const versions: ComponentVersions = {
   kwok: 'v0.8.0',
   distribution: 'v3.1.2',
   crane: 'v0.22.1',
+  prometheus: 'v0.316.0',
+  kubeRbacProxy: 'v0.19.1',
 };
 
 describe('binaries', () => {
@@ -28,7 +30,8 @@ describe('binaries', () => {
     expect(
       parseVersionsEnv(
         '# c\nKUBERNETES_VERSION=v1.37.2\n\nETCD_VERSION=v3.6.16\nKWOK_VERSION=v0.8.0\n' +
-          'DISTRIBUTION_VERSION=v3.1.2\nCRANE_VERSION=v0.22.1\n',
+          'DISTRIBUTION_VERSION=v3.1.2\nCRANE_VERSION=v0.22.1\n' +
+          'PROMETHEUS_VERSION=v0.316.0\nKUBE_RBAC_PROXY_VERSION=v0.19.1\n',
       ),
     ).toEqual(versions);
   });

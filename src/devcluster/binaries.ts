@@ -19,6 +19,10 @@ export interface ComponentVersions {
   readonly distribution: string;
   /** go-containerregistry (crane). */
   readonly crane: string;
+  /** github.com/prometheus/prometheus (the alerts API of the update-status tests). */
+  readonly prometheus: string;
+  /** github.com/brancz/kube-rbac-proxy (guards that API as on OpenShift). */
+  readonly kubeRbacProxy: string;
 }
 
 export type BinaryName =
@@ -29,10 +33,13 @@ export type BinaryName =
   | 'kubectl'
   | 'kwok'
   | 'registry'
-  | 'crane';
+  | 'crane'
+  | 'prometheus'
+  | 'kube-rbac-proxy';
 
 /** hack/build-binaries.sh selectors: each builds the binaries of one Go tools module. */
-export type BuildComponent = 'etcd' | 'kwok' | 'kubernetes' | 'registry' | 'crane';
+export type BuildComponent =
+  'etcd' | 'kwok' | 'kubernetes' | 'registry' | 'crane' | 'prometheus' | 'kube-rbac-proxy';
 
 const COMPONENT_OF: Readonly<Record<BinaryName, BuildComponent>> = {
   etcd: 'etcd',
@@ -43,6 +50,8 @@ const COMPONENT_OF: Readonly<Record<BinaryName, BuildComponent>> = {
   kwok: 'kwok',
   registry: 'registry',
   crane: 'crane',
+  prometheus: 'prometheus',
+  'kube-rbac-proxy': 'kube-rbac-proxy',
 };
 
 /** What `tessera dev up` / `npm start` run: the control plane and the local registry. */
@@ -58,6 +67,12 @@ export const DEV_CLUSTER_BINARIES: readonly BinaryName[] = [
 
 /** What the test suite runs: the dev cluster's binaries plus crane, the independent OCI client. */
 export const TEST_BINARIES: readonly BinaryName[] = [...DEV_CLUSTER_BINARIES, 'crane'];
+
+/**
+ * The alerts stack of the update-status alerts tests (Prometheus behind kube-rbac-proxy); built on first use by
+ * those tests, not by every run's global setup.
+ */
+export const ALERTS_TEST_BINARIES: readonly BinaryName[] = ['prometheus', 'kube-rbac-proxy'];
 
 /** Paths of the binaries, plus kwok's default stage files (extracted from its release by the build script). */
 export type BinaryPaths = Readonly<Record<BinaryName, string>> & { readonly kwokStages: readonly string[] };
@@ -91,6 +106,8 @@ export function parseVersionsEnv(text: string): ComponentVersions {
     kwok: get('KWOK_VERSION'),
     distribution: get('DISTRIBUTION_VERSION'),
     crane: get('CRANE_VERSION'),
+    prometheus: get('PROMETHEUS_VERSION'),
+    kubeRbacProxy: get('KUBE_RBAC_PROXY_VERSION'),
   };
 }
 
@@ -119,6 +136,8 @@ export function binaryPaths(
     kwok: path.join(bin, `kwok-${versions.kwok}`, 'kwok'),
     registry: path.join(bin, `registry-${versions.distribution}`, 'registry'),
     crane: path.join(bin, `crane-${versions.crane}`, 'crane'),
+    prometheus: path.join(bin, `prometheus-${versions.prometheus}`, 'prometheus'),
+    'kube-rbac-proxy': path.join(bin, `kube-rbac-proxy-${versions.kubeRbacProxy}`, 'kube-rbac-proxy'),
     kwokStages: KWOK_STAGE_FILES.map((f) => path.join(bin, `kwok-${versions.kwok}`, 'stages', f)),
   };
 }

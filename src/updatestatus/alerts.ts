@@ -1,6 +1,8 @@
 // Alert insights (oc's rules): firing alerts that started during the update, plus allow-listed alerts known to
 // affect updates whatever their start; pending alerts and info-level alerts are left out.
-// Pure: `updateStartedAt` is passed in.
+// Pure: `updateStartedAt` is passed in. Also here: decoding an alerts response the way oc's `json.Unmarshal` into
+// its AlertData struct does, and the lines oc prints when alerts cannot be had.
+import { goJsonKind, goJsonSyntaxError, goRFC3339ParseError } from './goerrors.js';
 import { type Instant, GO_ZERO_TIME, parseTime } from './gotime.js';
 import type { AlertData } from './inputs.js';
 import { CONFIG_GROUP, ImpactLevel, type UpdateInsight } from './insight.js';
@@ -70,4 +72,176 @@ export function alertInsights(alertData: AlertData, updateStartedAt: Instant): U
     });
   }
   return insights;
+}
+
+/** Alerts as the assessment gets them, and what oc prints on stdout (before the report) about getting them. */
+export interface AlertsReading {
+  /** undefined: alerts could not be fetched, health ignores them. */
+  readonly alerts: AlertData | undefined;
+  /** "" or whole lines; oc prints them only for a cluster that is updating (otherwise it never reads alerts). */
+  readonly notice: string;
+}
+
+/**
+ * oc's `fmt.Println("Unable to fetch alerts, ignoring alerts in 'Update Health': ", err)`: Println adds a space
+ * between operands, hence two spaces before Go's error text.
+ */
+export function alertsUnavailableNotice(goErrorText: string): string {
+  return `Unable to fetch alerts, ignoring alerts in 'Update Health':  ${goErrorText}\n`;
+}
+
+/** oc's `fmt.Println("Ignoring alerts in 'Update Health'. Error unmarshaling alerts: %w", err)`, "%w" and all. */
+function unmarshalNotice(goErrorText: string): string {
+  return `Ignoring alerts in 'Update Health'. Error unmarshaling alerts: %w ${goErrorText}\n`;
+}
+
+type GoField = readonly [json: string, type: GoType];
+type GoType =
+  | { readonly kind: 'string' }
+  | { readonly kind: 'time' }
+  | { readonly kind: 'struct'; readonly name: string; readonly fields: readonly GoField[] }
+  | { readonly kind: 'slice'; readonly name: string; readonly elem: GoType };
+
+const GO_STRING: GoType = { kind: 'string' };
+const stringFields = (...names: string[]): GoField[] => names.map((n) => [n, GO_STRING] as const);
+const GO_ALERT: GoType = {
+  kind: 'struct',
+  name: 'Alert',
+  fields: [
+    [
+      'labels',
+      {
+        kind: 'struct',
+        name: 'AlertLabels',
+        fields: stringFields(
+          'alertname',
+          'name',
+          'namespace',
+          'poddisruptionbudget',
+          'reason',
+          'severity',
+          'openShiftUpdatePrecheck',
+        ),
+      },
+    ],
+    [
+      'annotations',
+      {
+        kind: 'struct',
+        name: 'AlertAnnotations',
+        fields: stringFields('description', 'summary', 'runbook_url', 'message'),
+      },
+    ],
+    ...stringFields('state', 'value'),
+    ['activeAt', { kind: 'time' }],
+    ...stringFields('partialResponseStrategy'),
+  ],
+};
+/** oc's AlertData struct (pkg/cli/admin/upgrade/status/alerts.go). */
+const GO_ALERT_DATA: GoType = {
+  kind: 'struct',
+  name: 'AlertData',
+  fields: [
+    ['status', GO_STRING],
+    [
+      'data',
+      {
+        kind: 'struct',
+        name: 'Data',
+        fields: [['alerts', { kind: 'slice', name: '[]status.Alert', elem: GO_ALERT }]],
+      },
+    ],
+  ],
+};
+
+function goTypeName(t: GoType): string {
+  if (t.kind === 'string') return 'string';
+  if (t.kind === 'time') return 'time.Time';
+  return t.kind === 'struct' ? `status.${t.name}` : t.name;
+}
+
+/** encoding/json's field lookup: an exact key first, else a case-insensitive one. */
+function findField(fields: readonly GoField[], key: string): GoField | undefined {
+  const exact = fields.find(([name]) => name === key);
+  if (exact) return exact;
+  const folded = key.toLowerCase();
+  return fields.find(([name]) => name.toLowerCase() === folded);
+}
+
+interface DecodeContext {
+  /** The first error, as Go keeps it while decoding on. */
+  firstError: string | undefined;
+}
+
+// Decodes `value` into `type` as encoding/json does for oc's structs: type mismatches leave the zero value and
+// record the first error (with Go's "Struct.field.path" context); unknown keys are ignored. Returns plain data
+// holding only the fields oc knows, with the right types, so no hostile shape reaches the assessment.
+function decodeGo(
+  value: unknown,
+  type: GoType,
+  ctx: DecodeContext,
+  struct: string,
+  path: readonly string[],
+): unknown {
+  if (value === null) return undefined;
+  const mismatch = () => {
+    if (ctx.firstError === undefined) {
+      const where = struct === '' ? 'Go value' : `Go struct field ${struct}.${path.join('.')}`;
+      ctx.firstError = `json: cannot unmarshal ${goJsonKind(value)} into ${where} of type ${goTypeName(type)}`;
+    }
+    return undefined;
+  };
+  switch (type.kind) {
+    case 'string':
+      return typeof value === 'string' ? value : mismatch();
+    case 'time':
+      // time.Time's own UnmarshalJSON: RFC 3339 strings only.
+      if (typeof value !== 'string') {
+        ctx.firstError ??= 'Time.UnmarshalJSON: input is not a JSON string';
+        return undefined;
+      }
+      {
+        const timeError = goRFC3339ParseError(value);
+        if (timeError !== undefined) {
+          ctx.firstError ??= timeError;
+          return undefined;
+        }
+      }
+      return value;
+    case 'slice': {
+      if (!Array.isArray(value)) return mismatch();
+      return value.map((item: unknown) => decodeGo(item, type.elem, ctx, struct, path) ?? {});
+    }
+    case 'struct': {
+      if (typeof value !== 'object' || Array.isArray(value)) return mismatch();
+      const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+      for (const [key, child] of Object.entries(value)) {
+        const field = findField(type.fields, key);
+        if (field === undefined) continue;
+        const [canonical, fieldType] = field;
+        const decoded = decodeGo(child, fieldType, ctx, type.name, [...path, canonical]);
+        if (decoded !== undefined) out[canonical] = decoded;
+      }
+      return out;
+    }
+  }
+}
+
+/**
+ * An alerts response as oc's `json.Unmarshal(bytes, &alertData)` leaves it, with the notice oc prints when that
+ * fails. Like Go, a syntax error decodes nothing, while a type mismatch keeps what decoded (oc then still reads
+ * the alerts it got).
+ */
+export function decodeAlerts(text: string): AlertsReading {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    const goText =
+      goJsonSyntaxError(Buffer.from(text, 'utf8')) ?? (err instanceof Error ? err.message : String(err));
+    return { alerts: {}, notice: unmarshalNotice(goText) };
+  }
+  const ctx: DecodeContext = { firstError: undefined };
+  const alerts = (decodeGo(parsed, GO_ALERT_DATA, ctx, '', []) ?? {}) as AlertData;
+  return { alerts, notice: ctx.firstError === undefined ? '' : unmarshalNotice(ctx.firstError) };
 }

@@ -25,6 +25,10 @@ export function registerUpgradeCommands(program: Command): void {
     .option('--watch', 'refresh the output in place until interrupted', false)
     .option('--interval <seconds>', 'refresh interval with --watch', '5')
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG or ~/.kube/config)')
+    .option(
+      '--prometheus-url <url>',
+      'live clusters: read alerts from this Prometheus-compatible API (GET <url>/api/v1/alerts, as the kubeconfig user) instead of the openshift-monitoring/thanos-querier Route',
+    )
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const { runUpgradeStatus, parseUpgradeStatusOptions } = await import('./command.js');
       process.exitCode = await runUpgradeStatus(parseUpgradeStatusOptions(opts));

@@ -1,7 +1,8 @@
 // The command's shell behaviour without a cluster: option checking, snapshot mode (same loader as the
 // conformance test), --now, -o yaml, and --watch refreshing in place until interrupted.
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { fixturePath } from '../../test/support/fixtures.js';
@@ -50,14 +51,78 @@ describe('option parsing', () => {
 });
 
 describe('snapshot mode', () => {
-  it('prints oc output for --mock-clusterversion and warns about missing alerts on stderr only', async () => {
+  it('prints oc output for --mock-clusterversion, after the line oc prints on stdout about missing alerts', async () => {
     const io = fakeIO();
     const opts = parseUpgradeStatusOptions({ mockClusterversion: cv('4.14.1-degraded'), details: 'all' });
     expect(await runUpgradeStatus(opts, io)).toBe(0);
+    // oc: fmt.Println("Unable to fetch alerts, ignoring alerts in 'Update Health': ", err) with os.ReadFile's error.
+    const alertsPath = path.join(fixtures, '4.14.1-degraded-alerts.json');
     expect(io.stdout.join('')).toBe(
-      readFileSync(path.join(fixtures, '4.14.1-degraded.detailed-output'), 'utf8'),
+      `Unable to fetch alerts, ignoring alerts in 'Update Health':  open ${alertsPath}: no such file or directory\n` +
+        readFileSync(path.join(fixtures, '4.14.1-degraded.detailed-output'), 'utf8'),
     );
-    expect(io.stderr.join('')).toMatch(/ignoring alerts/);
+    expect(io.stderr.join('')).toBe('');
+  });
+
+  it('says nothing about alerts when the cluster is not updating (oc does not read them then)', async () => {
+    const io = fakeIO();
+    await runUpgradeStatus(parseUpgradeStatusOptions({ mockClusterversion: cv('not-upgrading') }), io);
+    expect(io.stdout.join('')).toBe('The cluster is not updating.\n');
+    expect(io.stderr.join('')).toBe('');
+  });
+
+  it('keeps -o yaml parseable: the alerts line goes to stderr there', async () => {
+    const io = fakeIO();
+    await runUpgradeStatus(
+      parseUpgradeStatusOptions({ mockClusterversion: cv('4.14.1-degraded'), output: 'yaml' }),
+      io,
+    );
+    expect(io.stderr.join('')).toMatch(
+      /^Unable to fetch alerts, ignoring alerts in 'Update Health': {2}open /,
+    );
+    expect((parse(io.stdout.join('')) as UpdateStatus).kind).toBe('UpdateStatus');
+  });
+
+  it("reports an unreadable alerts file with Go's words and still renders the rest", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tessera-alerts-'));
+    try {
+      for (const suffix of ['cv', 'co', 'mcp', 'mc', 'node']) {
+        copyFileSync(
+          path.join(fixtures, `4.16.0-compact-${suffix}.yaml`),
+          path.join(dir, `c-${suffix}.yaml`),
+        );
+      }
+      const expected = readFileSync(path.join(fixtures, '4.16.0-compact.output'), 'utf8');
+      const run = async () => {
+        const io = fakeIO();
+        await runUpgradeStatus(
+          parseUpgradeStatusOptions({ mockClusterversion: path.join(dir, 'c-cv.yaml') }),
+          io,
+        );
+        return io.stdout.join('');
+      };
+      // Not JSON at all: Go's json.Unmarshal error, printed with oc's literal "%w".
+      writeFileSync(path.join(dir, 'c-alerts.json'), '');
+      expect(await run()).toBe(
+        "Ignoring alerts in 'Update Health'. Error unmarshaling alerts: %w unexpected end of JSON input\n" +
+          expected,
+      );
+      // The wrong JSON type: Go's UnmarshalTypeError text.
+      writeFileSync(path.join(dir, 'c-alerts.json'), '[1]');
+      expect(await run()).toBe(
+        "Ignoring alerts in 'Update Health'. Error unmarshaling alerts: %w json: cannot unmarshal array into Go value of type status.AlertData\n" +
+          expected,
+      );
+      // A directory where the file should be: os.ReadFile fails on read.
+      rmSync(path.join(dir, 'c-alerts.json'));
+      mkdirSync(path.join(dir, 'c-alerts.json'));
+      expect(await run()).toBe(
+        `Unable to fetch alerts, ignoring alerts in 'Update Health':  read ${path.join(dir, 'c-alerts.json')}: is a directory\n` +
+          expected,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('evaluates at --now: durations grow with it', async () => {

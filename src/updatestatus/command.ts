@@ -1,10 +1,13 @@
 // The `tessera upgrade status` command: the imperative shell around the pure assessment. It gathers a snapshot
 // (from files, or from the cluster like oc does), picks "now", assesses, and prints text identical to
 // `oc adm upgrade status`, or the UpdateStatus object with -o json|yaml (the controller's, when it runs).
-// Warnings go to stderr, never into the report.
+// Like oc, a line about alerts that could not be read comes first on stdout (stderr with -o json|yaml); other
+// notes go to stderr.
 import type { KubeClient } from '../runtime/client.js';
 import { ApiStatusError } from '../runtime/errors.js';
-import { assessUpdateStatus, snapshotNow } from './assess.js';
+import { type AssessOptions, type UpdateStatusReport, assessUpdateStatus, snapshotNow } from './assess.js';
+import type { AlertsReading } from './alerts.js';
+import { createLiveAlertsReader } from './alertsource.js';
 import { InvalidArgumentError, NoClusterVersionError, UpdateStatusError } from './errors.js';
 import { type Instant, MILLISECOND, parseTime } from './gotime.js';
 import type {
@@ -39,6 +42,11 @@ export interface UpgradeStatusOptions {
    * `updatestatus` requires it; `cluster` always computes here (byte-identical to oc).
    */
   readonly source: 'auto' | 'updatestatus' | 'cluster';
+  /**
+   * Live clusters: the Prometheus-compatible API to read alerts from (its `/api/v1/alerts`), with the kubeconfig
+   * user's credentials; undefined: the `thanos-querier` Route in `openshift-monitoring`, as oc does.
+   */
+  readonly prometheusUrl?: string | undefined;
 }
 
 /** Where output goes; tests pass their own. */
@@ -93,7 +101,25 @@ export function parseUpgradeStatusOptions(
     watch: raw.watch === true,
     intervalMs: interval * 1000,
     kubeconfig: str(raw.kubeconfig),
+    prometheusUrl: parsePrometheusUrl(str(raw.prometheusUrl)),
   };
+}
+
+function parsePrometheusUrl(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new InvalidArgumentError(
+      '--prometheus-url',
+      `${text} is not a URL such as https://prometheus.example:9091`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new InvalidArgumentError('--prometheus-url', `${text} (must be an http or https URL)`);
+  }
+  return text;
 }
 
 function isNotFound(err: unknown): boolean {
@@ -173,16 +199,49 @@ async function formatObject(obj: UpdateStatus, output: 'json' | 'yaml'): Promise
   return stringify(obj);
 }
 
+/**
+ * Assesses like oc: the cluster's state first; only when it is updating, alerts are read (oc never reads them
+ * otherwise) and the assessment repeated with them. Returns the report and oc's notice about the alerts.
+ */
+async function assessWithAlerts(
+  snapshot: ClusterSnapshot,
+  now: Instant,
+  readAlerts: () => Promise<AlertsReading>,
+  options: AssessOptions,
+): Promise<{ report: UpdateStatusReport; notice: string }> {
+  const report = assessUpdateStatus({ ...snapshot, alerts: undefined }, now, options);
+  if (!report.updating) return { report, notice: '' };
+  const { alerts, notice } = await readAlerts();
+  if (alerts === undefined) return { report, notice };
+  return { report: assessUpdateStatus({ ...snapshot, alerts }, now, options), notice };
+}
+
+/** Text: oc's alerts notice is the first stdout line; with -o json|yaml it goes to stderr, keeping the object clean. */
+async function present(
+  opts: UpgradeStatusOptions,
+  io: CommandIO,
+  report: UpdateStatusReport,
+  notice: string,
+  now: Instant,
+): Promise<string> {
+  if (opts.output === 'text') return notice + renderUpdateStatus(report, opts.details);
+  if (notice !== '') io.err(notice);
+  return formatObject(updateStatusObject(projectUpdateStatus(report, now)), opts.output);
+}
+
 function snapshotSource(opts: UpgradeStatusOptions, cvPath: string, io: CommandIO): Source {
   return {
     async render() {
-      const { snapshot, warnings } = await loadSnapshot(cvPath);
-      for (const w of warnings) io.err(`${w}\n`);
+      const { snapshot, alertsNotice } = await loadSnapshot(cvPath);
       const now = opts.now ?? snapshotNow(snapshot);
       // Like oc, judge node unavailability by the wall clock even for a snapshot.
-      const report = assessUpdateStatus(snapshot, now, { unavailableAgeReference: io.clock() });
-      if (opts.output === 'text') return renderUpdateStatus(report, opts.details);
-      return formatObject(updateStatusObject(projectUpdateStatus(report, now)), opts.output);
+      const { report, notice } = await assessWithAlerts(
+        snapshot,
+        now,
+        () => Promise.resolve({ alerts: snapshot.alerts, notice: alertsNotice }),
+        { unavailableAgeReference: io.clock() },
+      );
+      return present(opts, io, report, notice, now);
     },
     async close() {},
   };
@@ -198,6 +257,7 @@ async function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Promise<So
   if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
   else kc.loadFromDefault();
   const client = new KubeClient(kc, { userAgent: 'tessera-upgrade-status' });
+  const alerts = createLiveAlertsReader(kc, client, { prometheusUrl: opts.prometheusUrl });
   const noted = new Set<string>();
   const note = (text: string) => {
     if (noted.has(text)) return;
@@ -231,12 +291,16 @@ async function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Promise<So
         }
       }
       const snapshot = await loadLiveSnapshot(client);
-      note("Alerts are not fetched from a live cluster yet; 'Update Health' ignores alerts.\n");
-      const report = assessUpdateStatus(snapshot, now);
-      if (opts.output === 'text') return renderUpdateStatus(report, opts.details);
-      return formatObject(updateStatusObject(projectUpdateStatus(report, now)), opts.output);
+      // oc judges node unavailability by the wall clock; with --now too, like the snapshot mode.
+      const { report, notice } = await assessWithAlerts(snapshot, now, () => alerts.read(), {
+        unavailableAgeReference: io.clock(),
+      });
+      return present(opts, io, report, notice, now);
     },
-    close: () => client.close(),
+    async close() {
+      await alerts.close();
+      await client.close();
+    },
   };
 }
 

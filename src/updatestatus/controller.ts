@@ -19,6 +19,7 @@ import type { KubeObject } from '../runtime/object.js';
 import type { ReconcileResult } from '../runtime/requeue-policy.js';
 import { ResourceClient } from '../runtime/resource-client.js';
 import { Nodes, type ResourceType } from '../runtime/resources.js';
+import type { AlertsReading } from './alerts.js';
 import { assessUpdateStatus } from './assess.js';
 import { UpdateStatuses } from './api/install.js';
 import { projectUpdateStatus } from './api/project.js';
@@ -59,6 +60,12 @@ export interface UpdateStatusControllerOptions {
   readonly maxNodeInsightsPerPool?: number;
   /** Field manager of the writes. Default: `tessera-updatestatus`. */
   readonly fieldManager?: string;
+  /**
+   * Where firing alerts come from while the cluster updates (e.g. createLiveAlertsReader with the controller's
+   * own credentials); read at most once per reconcile, only while updating, as oc does. Undefined, or a failed
+   * read: health insights leave alerts out (the failure is logged).
+   */
+  readonly alerts?: { read(): Promise<AlertsReading> };
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -110,6 +117,7 @@ function healthy(status: boolean, reason: string, message: string, at: string): 
 /** The reconciler: cached objects -> assessment -> projected status -> (maybe) one write. */
 class UpdateStatusReconciler implements Reconciler<string> {
   private lastWriteAt = -Infinity;
+  private lastAlertsNotice = '';
 
   constructor(
     private readonly sources: UpdateStatusSources,
@@ -178,7 +186,16 @@ class UpdateStatusReconciler implements Reconciler<string> {
       status = { ...previous, conditions: [healthy(false, 'InsufficientData', snapshot, at)] };
     } else {
       try {
-        const report = assessUpdateStatus(snapshot, now);
+        let report = assessUpdateStatus(snapshot, now);
+        if (report.updating && this.options.alerts) {
+          const reading = await this.options.alerts.read();
+          if (reading.alerts !== undefined)
+            report = assessUpdateStatus({ ...snapshot, alerts: reading.alerts }, now);
+          // Logged when it changes, not on every reconcile of an update.
+          if (reading.notice !== this.lastAlertsNotice && reading.notice !== '')
+            this.logger.info({ notice: reading.notice.trim() }, 'health insights leave alerts out');
+          this.lastAlertsNotice = reading.notice;
+        }
         status = projectUpdateStatus(report, now, {
           previous,
           conditions: [healthy(true, 'AsExpected', 'Insights are gathered and interpreted', at)],

@@ -8,10 +8,12 @@ import {
   GO_ZERO_TIME,
   HOUR,
   MINUTE,
+  addDurations,
   SECOND,
   durationFromFloat,
   durationSeconds,
   isZeroTime,
+  mulDuration,
   parseTime,
   roundDuration,
   sub,
@@ -259,6 +261,7 @@ function versionsFromHistory(
 export function baselineDuration(history: readonly UpdateHistory[]): Duration {
   if (history.length < 3) return HOUR;
   for (const item of history.slice(1, -1)) {
+    // oc dereferences completionTime and panics when a Completed entry lacks it; we read it as the zero time.
     if (item.state === 'Completed') return sub(timeOf(item.completionTime), timeOf(item.startedTime));
   }
   return HOUR;
@@ -294,7 +297,8 @@ export function estimateCompletion(
       : durationSeconds(baseline);
   const remainingSeconds = estimateTotalSeconds - durationSeconds(updatingFor);
   const overestimate = remainingSeconds < 0 ? 1 / 1.2 : 1.2;
-  const estimate = durationFromFloat(remainingSeconds * overestimate) * SECOND;
+  // int64 arithmetic: a huge estimate (zero-time "now") wraps around as in Go.
+  const estimate = mulDuration(durationFromFloat(remainingSeconds * overestimate), SECOND);
   return estimate > 10n * MINUTE ? roundDuration(estimate, MINUTE) : roundDuration(estimate, SECOND);
 }
 
@@ -378,6 +382,7 @@ export function assessControlPlane(
     const started = timeOf(current.startedTime);
     if (!(lastObservedProgress > started)) lastObservedProgress = now;
     toLastObservedProgress = sub(lastObservedProgress, started);
+    // Without completionTime oc panics here; we take the zero time (durations then saturate as Go's would).
     completionAt = current.state === 'Completed' ? timeOf(current.completionTime) : now;
     updatingFor = sub(completionAt, started);
     duration =
@@ -401,7 +406,7 @@ export function assessControlPlane(
       updatingFor,
       coCompletion,
     );
-    estimatedDuration = truncateDuration(updatingFor + estimatedTimeToComplete, MINUTE);
+    estimatedDuration = truncateDuration(addDurations(updatingFor, estimatedTimeToComplete), MINUTE);
     if (estimatedTimeToComplete < -10n * MINUTE) assessment = 'Stalled';
     else if (estimatedTimeToComplete < 0n) assessment = 'Progressing - Slow';
   }

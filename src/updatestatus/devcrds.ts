@@ -1,6 +1,7 @@
 // Minimal CRDs for the OpenShift objects update status reads (ClusterVersion, ClusterOperator, MachineConfigPool,
-// MachineConfig), for development clusters and tests only: cluster-scoped, schemaless (unknown fields kept) and
-// without a status subresource, so fixtures can be created as they are. Real OpenShift clusters bring their own.
+// MachineConfig, and the namespaced Route through which alerts are found), for development clusters and tests
+// only: schemaless (unknown fields kept) and without a status subresource, so fixtures can be created as they
+// are. Real OpenShift clusters bring their own.
 import type { KubeClient } from '../runtime/client.js';
 import type { KubeObject } from '../runtime/object.js';
 import { ResourceClient } from '../runtime/resource-client.js';
@@ -24,11 +25,21 @@ export const MachineConfigPools = cluster(
 );
 export const MachineConfigs = cluster('machineconfiguration.openshift.io', 'machineconfigs', 'MachineConfig');
 
+/** route.openshift.io Routes: `openshift-monitoring/thanos-querier` tells where alerts are served. */
+export const Routes: ResourceType = {
+  group: 'route.openshift.io',
+  version: 'v1',
+  plural: 'routes',
+  kind: 'Route',
+  namespaced: true,
+};
+
 export const OPENSHIFT_INPUT_TYPES = [
   ClusterVersions,
   ClusterOperators,
   MachineConfigPools,
   MachineConfigs,
+  Routes,
 ] as const;
 
 function devCrd(type: ResourceType): KubeObject & Record<string, unknown> {
@@ -47,7 +58,7 @@ function devCrd(type: ResourceType): KubeObject & Record<string, unknown> {
         plural: type.plural,
         singular: type.kind.toLowerCase(),
       },
-      scope: 'Cluster',
+      scope: type.namespaced ? 'Namespaced' : 'Cluster',
       versions: [
         {
           name: type.version,
@@ -70,7 +81,7 @@ export async function installOpenShiftDevCrds(
   options: {
     timeoutMs?: number;
     sleep?: (ms: number) => Promise<void>;
-    /** Cluster-scoped kinds to stand in for. Default: OPENSHIFT_INPUT_TYPES. */
+    /** Kinds to stand in for. Default: OPENSHIFT_INPUT_TYPES. */
     types?: readonly ResourceType[];
   } = {},
 ): Promise<void> {

@@ -1,6 +1,10 @@
 // Go `time` semantics the oc output depends on: instants and durations as integer nanoseconds (bigint), Go's
 // `Duration.String()`, `Round`/`Truncate`, `Seconds()`, RFC 3339 parsing with nanoseconds, and the zero time.
-// Guarantees: results equal Go's for every int64 duration. Callers must treat `GO_ZERO_TIME` as "unset", like
+// Guarantees: results equal Go's for every int64 duration, including at the edges: `Time.Sub` saturates at the
+// int64 bounds, while Duration arithmetic (`+`, `-`, unary minus, `*`) wraps around in two's complement, as int64
+// does in Go. Both matter when "now" is the zero time (a snapshot whose conditions carry no timestamps): oc's
+// elapsed times then saturate and its sums wrap, and its output shows it. All Duration arithmetic that can reach
+// the bounds goes through the helpers below. Callers must treat `GO_ZERO_TIME` as "unset", like
 // `time.Time{}.IsZero()`; parsing an absent timestamp yields it.
 
 /** Nanoseconds since the Unix epoch. */
@@ -25,6 +29,34 @@ export function isZeroTime(t: Instant): boolean {
   return t === GO_ZERO_TIME;
 }
 
+/** Go's int64 wrap-around: `x` reduced to [-2^63, 2^63). */
+export function wrapInt64(x: bigint): Duration {
+  return BigInt.asIntN(64, x);
+}
+
+/** `a + b` on Go Durations (wraps on overflow). */
+export function addDurations(a: Duration, b: Duration): Duration {
+  return wrapInt64(a + b);
+}
+
+/** `-d` on a Go Duration: `-math.MinInt64` is `math.MinInt64` again. */
+export function negateDuration(d: Duration): Duration {
+  return wrapInt64(-d);
+}
+
+/** `a * b` on Go Durations (wraps on overflow), e.g. `time.Duration(x) * time.Second`. */
+export function mulDuration(a: Duration, b: Duration): Duration {
+  return wrapInt64(a * b);
+}
+
+/**
+ * `t.Add(d)`. Go keeps seconds in an int64 besides the nanoseconds, so no instant reachable from a Duration and
+ * a Kubernetes timestamp overflows: plain addition is exact.
+ */
+export function addToTime(t: Instant, d: Duration): Instant {
+  return t + d;
+}
+
 /** `t.Sub(u)`, saturating at the int64 bounds as Go does. */
 export function sub(t: Instant, u: Instant): Duration {
   const d = t - u;
@@ -40,11 +72,11 @@ export function roundDuration(d: Duration, m: Duration): Duration {
   if (d < 0n) {
     r = -r;
     if (r + r < m) return d + r;
-    const d1 = d - m + r;
+    const d1 = wrapInt64(d - m + r);
     return d1 < d ? d1 : MIN_DURATION;
   }
   if (r + r < m) return d - r;
-  const d1 = d + m - r;
+  const d1 = wrapInt64(d + m - r);
   return d1 > d ? d1 : MAX_DURATION;
 }
 
@@ -61,12 +93,15 @@ export function durationSeconds(d: Duration): number {
   return Number(sec) + Number(nsec) / 1e9;
 }
 
-/** `time.Duration(f)`: float to int64 nanoseconds, truncating towards zero. */
+/**
+ * `time.Duration(f)`: float to int64 nanoseconds, truncating towards zero. Go leaves out-of-range conversions to
+ * the platform; oc's reference outputs come from amd64, whose CVTTSD2SQ gives math.MinInt64 for NaN, infinities
+ * and anything outside [-2^63, 2^63). We reproduce amd64 (arm64 would saturate instead).
+ */
 export function durationFromFloat(f: number): Duration {
-  if (!Number.isFinite(f)) return f > 0 ? MAX_DURATION : MIN_DURATION;
+  if (!Number.isFinite(f)) return MIN_DURATION;
   const t = BigInt(Math.trunc(f));
-  if (t > MAX_DURATION) return MAX_DURATION;
-  if (t < MIN_DURATION) return MIN_DURATION;
+  if (t > MAX_DURATION || t < MIN_DURATION) return MIN_DURATION;
   return t;
 }
 

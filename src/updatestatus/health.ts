@@ -1,7 +1,7 @@
 // Ranks insights for the "Update Health" section (oc's rules): incomplete insights dropped, then most severe
 // first and, within a level, most recent first (Go's unstable sort by time, then a stable sort by level, whose
 // exact order of ties we reproduce). With nothing to report, one "Update is proceeding well" line.
-import { type Duration, type Instant } from './gotime.js';
+import { type Duration, type Instant, addToTime, negateDuration } from './gotime.js';
 import { goSortSlice } from './gofmt.js';
 import { ImpactLevel, type UpdateInsight, isIncomplete } from './insight.js';
 
@@ -26,7 +26,8 @@ export function assessHealth(
       evaluatedAt: now,
       insights: [
         {
-          startedAt: now - updatingFor,
+          // `now.Add(-updatingFor)`: negating math.MinInt64 leaves it negative, as in Go.
+          startedAt: addToTime(now, negateDuration(updatingFor)),
           scope: { type: 'Cluster', resources: [] },
           impact: {
             level: ImpactLevel.Info,

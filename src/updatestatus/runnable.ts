@@ -2,7 +2,9 @@
 // development clusters, stand-in CRDs for the OpenShift inputs), then builds and runs the controller until the
 // signal aborts. Building after installing means the informers list served resources from their first attempt.
 // The caller owns and starts the shared informer factory passed in the options.
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Runnable } from '../runtime/runnable.js';
+import { createLiveAlertsReader } from './alertsource.js';
 import { installUpdateStatusCrd } from './api/install.js';
 import {
   type UpdateStatusControllerOptions,
@@ -13,6 +15,13 @@ import { installOpenShiftDevCrds } from './devcrds.js';
 
 /** Options for {@link updateStatusRunnable}. */
 export interface UpdateStatusRunnableOptions extends UpdateStatusControllerOptions {
+  /**
+   * The controller's own credentials, to read alerts (the thanos-querier Route, or `prometheusUrl`) unless
+   * `alerts` is given. Neither: health leaves alerts out.
+   */
+  readonly kubeConfig?: KubeConfig;
+  /** With `kubeConfig`: a Prometheus-compatible API to read alerts from instead of the Route. */
+  readonly prometheusUrl?: string;
   /** Also install minimal ClusterVersion/ClusterOperator/MachineConfigPool/MachineConfig CRDs. Default: false. */
   readonly installDevCrds?: boolean;
 }
@@ -34,9 +43,21 @@ export function updateStatusRunnable(options: UpdateStatusRunnableOptions): Upda
       await installUpdateStatusCrd(options.client);
       if (options.installDevCrds) await installOpenShiftDevCrds(options.client);
       if (signal.aborted) return;
-      const built = createUpdateStatusController(options);
+      // Alerts read with the controller's own credentials; closed with the controller.
+      const ownReader =
+        options.alerts === undefined && options.kubeConfig
+          ? createLiveAlertsReader(options.kubeConfig, options.client, {
+              prometheusUrl: options.prometheusUrl,
+              userAgent: 'tessera-updatestatus',
+            })
+          : undefined;
+      const built = createUpdateStatusController({ ...options, alerts: options.alerts ?? ownReader });
       stats = built.stats;
-      await built.controller.start(signal);
+      try {
+        await built.controller.start(signal);
+      } finally {
+        await ownReader?.close();
+      }
     },
   };
 }

@@ -1,13 +1,14 @@
 // Loads a cluster snapshot the way oc's hidden `--mock-clusterversion` flag does: `C-cv.yaml` (a ClusterVersion,
 // or a List whose first item is used) and its siblings `C-co.yaml`, `C-mcp.yaml`, `C-mc.yaml`, `C-node.yaml`
-// (Lists, required), `C-alerts.json` and `C-mco-deployment.yaml` (optional). Problems with alerts are reported
-// as warnings, not errors: health then ignores alerts, like oc.
+// (Lists, required), `C-alerts.json` and `C-mco-deployment.yaml` (optional). Problems with alerts are not errors:
+// they give the notice oc prints (with Go's error text), and health then ignores alerts, like oc.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { CORE_SCHEMA, load } from 'js-yaml';
+import { type AlertsReading, alertsUnavailableNotice, decodeAlerts } from './alerts.js';
 import { SnapshotError } from './errors.js';
+import { goFileErrorText } from './goerrors.js';
 import type {
-  AlertData,
   ClusterOperator,
   ClusterSnapshot,
   ClusterVersion,
@@ -54,8 +55,23 @@ export function snapshotPaths(cvPath: string): SnapshotPaths {
 
 export interface LoadedSnapshot {
   readonly snapshot: ClusterSnapshot;
-  /** Non-fatal problems (alerts missing or unreadable), for stderr. */
-  readonly warnings: readonly string[];
+  /**
+   * What oc prints on stdout, before the report, about the alerts file ("" when it read fine): the file is
+   * missing or unreadable, or not an alerts response. oc reads alerts only for a cluster that is updating, so
+   * print this only then.
+   */
+  readonly alertsNotice: string;
+}
+
+/** The alerts file as oc's `os.ReadFile` + `json.Unmarshal` see it. */
+export async function readAlertsFile(file: string): Promise<AlertsReading> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    return { alerts: undefined, notice: alertsUnavailableNotice(goFileErrorText(file, err)) };
+  }
+  return decodeAlerts(text);
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -121,18 +137,7 @@ export async function loadSnapshot(cvPath: string): Promise<LoadedSnapshot> {
     clusterVersion = first;
   }
 
-  const warnings: string[] = [];
-  let alerts: AlertData | undefined;
-  try {
-    const parsed: unknown = JSON.parse(await readFile(paths.alerts, 'utf8'));
-    if (isRecord(parsed)) alerts = parsed as AlertData;
-    else
-      warnings.push(`Ignoring alerts in 'Update Health': ${paths.alerts} does not hold an alerts response`);
-  } catch (err) {
-    warnings.push(
-      `Unable to fetch alerts, ignoring alerts in 'Update Health': ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
+  const { alerts, notice: alertsNotice } = await readAlertsFile(paths.alerts);
 
   let mcoImagePullSpec = '';
   if (existsSync(paths.mcoDeployment)) {
@@ -150,7 +155,7 @@ export async function loadSnapshot(cvPath: string): Promise<LoadedSnapshot> {
       alerts,
       mcoImagePullSpec,
     },
-    warnings,
+    alertsNotice,
   };
 }
 

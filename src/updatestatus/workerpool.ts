@@ -204,8 +204,12 @@ function nodeInsights(
   return insights;
 }
 
-function replaceNodeName(message: string, name: string): string {
-  return name.length < 8 ? message : message.split(name).join('<node>');
+/**
+ * oc's `ellipsizeNames`: names of 8 bytes or more are replaced by "<node>" in the message. Go's `len` counts
+ * UTF-8 bytes ("nöde-01" is 8), not UTF-16 units; `strings.Replace` on valid UTF-8 matches what split/join does.
+ */
+export function replaceNodeName(message: string, name: string): string {
+  return Buffer.byteLength(name, 'utf8') < 8 ? message : message.split(name).join('<node>');
 }
 
 /**
@@ -428,6 +432,10 @@ export function nodesByPool(
   for (const node of nodes) {
     const labels = node.metadata?.labels;
     let pool = '';
+    // Two places where oc is not deterministic or crashes, and we pick one behaviour: oc ranges over a Go map of
+    // custom pools, so a node matching several gets any of them from run to run (we take the first in
+    // MachineConfigPool order); and oc calls Matches on a nil selector, panicking, when the `master` or `worker`
+    // pool is missing (we treat the missing pool as matching no node).
     if (master?.(labels)) pool = 'master';
     else pool = custom.find(([, m]) => m(labels))?.[0] ?? (worker?.(labels) ? 'worker' : '');
     const list = byPool.get(pool);

@@ -281,7 +281,11 @@ function healthInsight(insight: UpdateInsight, now: Instant) {
       // Unknown starts are stamped with the evaluation time to the nanosecond, which is also the insight's
       // acquiredAt: readers take startedAt == acquiredAt as "unknown" (oc shows "-"); a real start (a condition
       // time, whole seconds) practically never equals it. Known starts keep their sub-second precision.
-      startedAt: formatRFC3339Nano(isZeroTime(insight.startedAt) ? now : insight.startedAt),
+      // A known start at exactly the evaluation instant (oc stamps some insights with "now") is written 1ns
+      // earlier so it does not read as unknown; the SINCE column truncates to seconds, so it still shows "now".
+      startedAt: formatRFC3339Nano(
+        isZeroTime(insight.startedAt) ? now : insight.startedAt === now ? now - 1n : insight.startedAt,
+      ),
       scope: {
         type: insight.scope.type === 'WorkerPool' ? ('WorkerPool' as const) : ('ControlPlane' as const),
         resources: resources.slice(0, 16),

@@ -12,6 +12,7 @@ import {
   MINUTE,
   SECOND,
   parseTime,
+  addDurations,
   roundDuration,
   sub,
   truncateDuration,
@@ -258,7 +259,9 @@ export function reportFromUpdateStatus(
       completionAt,
       duration: ocRound(updatingFor),
       estimatedDuration:
-        estimatedAt !== undefined && !completed ? truncateDuration(updatingFor + remaining, MINUTE) : 0n,
+        estimatedAt !== undefined && !completed
+          ? truncateDuration(addDurations(updatingFor, remaining), MINUTE)
+          : 0n,
       estimatedTimeToComplete: remaining,
       operators: {
         total: operators.length,
