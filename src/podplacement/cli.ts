@@ -45,6 +45,10 @@ export function registerPodPlacementCommands(program: Command): void {
       'create the ValidatingWebhookConfiguration at start, delete it at exit',
     )
     .option('--registry-ca <file...>', 'extra CA certificates (PEM) trusted for registries')
+    .option(
+      '--trusted-realm-host <host...>',
+      "token service hosts (host or host:port) that may receive pull-secret credentials besides the registry's own origin and registrable domain",
+    )
     .option('--global-pull-secret-namespace <ns>', 'namespace of the global pull secret', 'openshift-config')
     .option('--global-pull-secret-name <name>', 'name of the global pull secret', 'pull-secret')
     .option('--workers <n>', 'concurrent pod reconciles', '8')

@@ -49,7 +49,10 @@ export async function runOperatorCommand(
     leaderElection: opts['leaderElect'] !== false,
     installCrds: opts['installCrds'] === true,
     manageValidatingWebhook: opts['manageValidatingWebhook'] === true,
-    registry: { caCertificates: cas },
+    registry: {
+      caCertificates: cas,
+      trustedRealmHosts: Array.isArray(opts['trustedRealmHost']) ? opts['trustedRealmHost'].map(String) : [],
+    },
     globalPullSecret: {
       namespace: String(opts['globalPullSecretNamespace']),
       name: String(opts['globalPullSecretName']),

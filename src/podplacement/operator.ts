@@ -122,7 +122,12 @@ export interface PodPlacementOperatorOptions {
    */
   inspector?: ImageInspector;
   /** `insecureRegistries` are added to the cluster's. */
-  registry?: { caCertificates?: readonly string[]; insecureRegistries?: readonly string[] };
+  registry?: {
+    caCertificates?: readonly string[];
+    insecureRegistries?: readonly string[];
+    /** Token service hosts that may receive pull-secret credentials besides the registry's own domain. */
+    trustedRealmHosts?: readonly string[];
+  };
   /** Wait before the 2nd inspection attempt, in ms (doubles each time). Default: 2,000. */
   retryBaseDelayMs?: number;
   /**
@@ -400,6 +405,7 @@ export async function startPodPlacementOperator(
       caching = new CachingInspector(
         new RegistryInspector({
           caCertificates: [...(options.registry?.caCertificates ?? []), ...clusterCAs],
+          trustedRealmHosts: options.registry?.trustedRealmHosts ?? [],
           policy: () => policyWatch.current(),
           // Each request gives up before the pod's deadline does, so a silent registry costs bounded time.
           connectTimeoutMs: Math.min(10_000, Math.max(500, Math.floor(inspectionDeadlineMs / 3))),
