@@ -19,6 +19,7 @@ import { defaultNodeSpecs } from '../src/devcluster/nodes.js';
 import { startLocalRegistry } from '../src/devcluster/registry.js';
 import { multiPlatformImage, singleImage } from '../src/devcluster/registry-images.js';
 import { KubeClient, Pods, SharedInformerFactory, type KubeObject } from '../src/runtime/index.js';
+import { startSilentRegistry } from '../test/support/silent-registry.js';
 import type { BenchMetric, BenchResult } from './types.js';
 
 const PODS = Number(process.env.PP_BENCH_PODS ?? 1000);
@@ -519,32 +520,6 @@ const HOSTILE_PODS = 8;
 const ORDINARY_PODS = Number(process.env.PP_BENCH_ORDINARY_PODS ?? 100);
 const MISSING_IMAGE_PODS = 10;
 
-/** A loopback "registry" that accepts every TCP connection and never sends a byte. */
-async function startSilentRegistry(): Promise<{
-  host: string;
-  connections: () => number;
-  close: () => void;
-}> {
-  const sockets = new Set<net.Socket>();
-  let accepted = 0;
-  const server = net.createServer((socket) => {
-    accepted++;
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as net.AddressInfo;
-  return {
-    host: `127.0.0.1:${address.port}`,
-    connections: () => accepted,
-    close: () => {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
-}
-
 /** Creates `count` pods named `prefix-i` at `ratePerS`; resolves with each pod's create-sent time. */
 async function createPaced(
   client: KubeClient,
@@ -790,7 +765,7 @@ async function runHostile(): Promise<BenchMetric[]> {
   } finally {
     watches.abort();
     operator?.kill('SIGTERM');
-    silent.close();
+    await silent.close();
     await registry.stop().catch(() => undefined);
     await client.close();
     await cluster.stop({ wipe: true });

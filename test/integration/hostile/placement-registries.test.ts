@@ -7,7 +7,6 @@
 //  - a pod whose image does not exist is released after exactly one inspection (one manifest request);
 //  - a pod can never make the operator use another namespace's pull secret, however it names it.
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +26,7 @@ import {
 } from '../../../src/podplacement/operator.js';
 import { GIVE_UP_MESSAGES, type PlacementPlan } from '../../../src/podplacement/placement-plan.js';
 import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
+import { startSilentRegistry, type SilentRegistry } from '../../support/silent-registry.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
 import { pullSecret, type TestPod } from '../podplacement/support.js';
 
@@ -47,32 +47,6 @@ const root = mkdtempSync(path.join(os.tmpdir(), 'pp-hostile-'));
 const plans = new Map<string, PlacementPlan[]>();
 
 /** A loopback TCP server that accepts every connection and never sends a byte. */
-interface SilentRegistry {
-  readonly host: string;
-  connections(): number;
-  close(): Promise<void>;
-}
-
-async function startSilentRegistry(): Promise<SilentRegistry> {
-  const sockets = new Set<net.Socket>();
-  let accepted = 0;
-  const server = net.createServer((socket) => {
-    accepted++;
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as net.AddressInfo;
-  return {
-    host: `127.0.0.1:${address.port}`,
-    connections: () => accepted,
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 async function req<T>(method: 'GET' | 'POST' | 'DELETE', p: string, body?: unknown): Promise<T> {
   return client.request<T>({ method, path: p, body });

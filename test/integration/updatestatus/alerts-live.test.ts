@@ -31,11 +31,7 @@ import { createLiveAlertsReader } from '../../../src/updatestatus/alertsource.js
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
 import type { UpdateStatus } from '../../../src/updatestatus/api/schema.js';
 import { snapshotNow } from '../../../src/updatestatus/assess.js';
-import {
-  type CommandIO,
-  type UpgradeStatusOptions,
-  runUpgradeStatus,
-} from '../../../src/updatestatus/command.js';
+import { type UpgradeStatusOptions, runUpgradeStatus } from '../../../src/updatestatus/command.js';
 import { createUpdateStatusController } from '../../../src/updatestatus/controller.js';
 import {
   ClusterOperators,
@@ -49,6 +45,7 @@ import { MILLISECOND } from '../../../src/updatestatus/gotime.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { fixturePath } from '../../support/fixtures.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
+import { captureCommandIO } from '../../support/command-io.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 /** An updating cluster without alerts of its own. */
@@ -83,24 +80,6 @@ const RULES = `groups:
         labels: { severity: critical, namespace: openshift-monitoring }
         annotations: { summary: A pod has been not ready for an hour. }
 `;
-
-function captureIO(): CommandIO & { stdout: () => string; stderr: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    out: (t) => {
-      out += t;
-    },
-    err: (t) => {
-      err += t;
-    },
-    clock: () => BigInt(Date.now()) * MILLISECOND,
-    sleep: async () => undefined,
-    signal: new AbortController().signal,
-    stdout: () => out,
-    stderr: () => err,
-  };
-}
 
 /** Keeps what the API server accepts on create: no server-set metadata. */
 function fresh<T extends KubeObject>(obj: T): T {
@@ -342,7 +321,7 @@ describe('alerts from a live cluster (Prometheus behind kube-rbac-proxy)', () =>
     for (const suffix of ['cv', 'co', 'mcp', 'mc', 'node'])
       copyFileSync(path.join(fixtures, `${CASE}-${suffix}.yaml`), path.join(dir, `c-${suffix}.yaml`));
     if (alertsJson !== undefined) writeFileSync(path.join(dir, 'c-alerts.json'), alertsJson);
-    const io = captureIO();
+    const io = captureCommandIO();
     await runUpgradeStatus(options('', { mockClusterVersion: path.join(dir, 'c-cv.yaml') }), io);
     return io.stdout();
   }
@@ -358,7 +337,7 @@ describe('alerts from a live cluster (Prometheus behind kube-rbac-proxy)', () =>
   }
 
   it('a user with access (bearer token) sees the firing alerts oc would show, found through the Route', async () => {
-    const io = captureIO();
+    const io = captureCommandIO();
     await runUpgradeStatus(options(kubeconfigs.reader), io);
     const text = io.stdout();
     expect(text).toContain(
@@ -377,13 +356,13 @@ describe('alerts from a live cluster (Prometheus behind kube-rbac-proxy)', () =>
   });
 
   it('a client-certificate user (the admin kubeconfig) reads them too, and --prometheus-url needs no Route', async () => {
-    const viaRoute = captureIO();
+    const viaRoute = captureCommandIO();
     await runUpgradeStatus(options(cluster.kubeconfigPath), viaRoute);
     expect(viaRoute.stdout()).toContain(
       'Alert is firing: Cluster operator has been degraded for 30 minutes.',
     );
 
-    const direct = captureIO();
+    const direct = captureCommandIO();
     await runUpgradeStatus(
       options(kubeconfigs.noRoute, { prometheusUrl: `https://127.0.0.1:${proxyPort}/` }),
       direct,
@@ -392,7 +371,7 @@ describe('alerts from a live cluster (Prometheus behind kube-rbac-proxy)', () =>
   });
 
   it("a user without access to the alerts gets oc's notice and the report without alerts", async () => {
-    const io = captureIO();
+    const io = captureCommandIO();
     await runUpgradeStatus(options(kubeconfigs.noAlerts), io);
     const notice =
       "Unable to fetch alerts, ignoring alerts in 'Update Health':  failed to get alerts from Thanos: unable to get " +
@@ -402,7 +381,7 @@ describe('alerts from a live cluster (Prometheus behind kube-rbac-proxy)', () =>
   });
 
   it("a user who cannot read the Route gets the API server's refusal in oc's notice", async () => {
-    const io = captureIO();
+    const io = captureCommandIO();
     await runUpgradeStatus(options(kubeconfigs.noRoute), io);
     expect(io.stdout()).toBe(
       "Unable to fetch alerts, ignoring alerts in 'Update Health':  failed to get alerts from Thanos: " +

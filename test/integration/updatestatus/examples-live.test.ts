@@ -15,7 +15,7 @@ import type { KubeObject } from '../../../src/runtime/object.js';
 import { ResourceClient } from '../../../src/runtime/resource-client.js';
 import { Namespaces, Nodes, type ResourceType } from '../../../src/runtime/resources.js';
 import { snapshotNow } from '../../../src/updatestatus/assess.js';
-import { type CommandIO, runUpgradeStatus } from '../../../src/updatestatus/command.js';
+import { runUpgradeStatus } from '../../../src/updatestatus/command.js';
 import { createLiveAlertsReader } from '../../../src/updatestatus/alertsource.js';
 import { createUpdateStatusController } from '../../../src/updatestatus/controller.js';
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
@@ -35,6 +35,7 @@ import type { DetailsLevel } from '../../../src/updatestatus/render.js';
 import { loadSnapshot, parseYaml, snapshotPaths } from '../../../src/updatestatus/snapshot.js';
 import { fixturePath } from '../../support/fixtures.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
+import { captureCommandIO } from '../../support/command-io.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 const ocOutputs = fixturePath('oc-upgrade-status-details');
@@ -68,25 +69,6 @@ function fresh<T extends KubeObject>(obj: T, namespace?: string): T {
     ...obj,
     metadata: { name: m.name, namespace, labels: m.labels, annotations: m.annotations },
   } as T;
-}
-
-function captureIO(): CommandIO & { stdout: () => string; stderr: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    out: (t) => {
-      out += t;
-    },
-    err: (t) => {
-      err += t;
-    },
-    // Node unavailability is judged by this clock, as oc judges it by the wall clock.
-    clock: () => BigInt(Date.now()) * MILLISECOND,
-    sleep: async () => undefined,
-    signal: new AbortController().signal,
-    stdout: () => out,
-    stderr: () => err,
-  };
 }
 
 /**
@@ -280,7 +262,7 @@ describe('every oc example, live', () => {
         { timeoutMs: 30_000, what: `the controller's UpdateStatus for ${name}` },
       );
       for (const details of DETAILS) {
-        const io = captureIO();
+        const io = captureCommandIO();
         await runUpgradeStatus(
           {
             details,
@@ -309,7 +291,7 @@ describe('every oc example, live', () => {
       const now = await load(name);
       const requestsBefore = served.requests;
       for (const details of DETAILS) {
-        const io = captureIO();
+        const io = captureCommandIO();
         await runUpgradeStatus(
           {
             details,

@@ -14,7 +14,7 @@ import { FakeClock } from '../../../src/runtime/clock.js';
 import { Nodes } from '../../../src/runtime/resources.js';
 import { snapshotNow } from '../../../src/updatestatus/assess.js';
 import { MILLISECOND } from '../../../src/updatestatus/gotime.js';
-import { type CommandIO, runUpgradeStatus } from '../../../src/updatestatus/command.js';
+import { runUpgradeStatus } from '../../../src/updatestatus/command.js';
 import {
   ClusterOperators,
   ClusterVersions,
@@ -29,6 +29,7 @@ import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster
 import { SharedInformerFactory } from '../../../src/runtime/cache/informer-factory.js';
 import { createUpdateStatusController } from '../../../src/updatestatus/controller.js';
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
+import { captureCommandIO } from '../../support/command-io.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 // A case without alerts or an MCO deployment; this cluster serves no alerts (every oc example runs live, with
@@ -51,21 +52,6 @@ async function inputVersions(client: KubeClient): Promise<string[]> {
       versions.push(`${type.kind}/${o.metadata?.name}@${o.metadata?.resourceVersion}`);
   }
   return versions.sort();
-}
-
-function captureIO(): CommandIO & { stdout: () => string } {
-  let out = '';
-  return {
-    out: (t) => {
-      out += t;
-    },
-    err: () => undefined,
-    // Node unavailability is judged by this clock, as oc judges it by the wall clock.
-    clock: () => BigInt(Date.now()) * MILLISECOND,
-    sleep: async () => undefined,
-    signal: new AbortController().signal,
-    stdout: () => out,
-  };
 }
 
 describe(`upgrade status on a live cluster`, () => {
@@ -111,7 +97,7 @@ describe(`upgrade status on a live cluster`, () => {
   });
 
   it('prints what oc printed for the same cluster state', async () => {
-    const io = captureIO();
+    const io = captureCommandIO();
     const opts = {
       details: 'none' as const,
       now,
@@ -129,7 +115,7 @@ describe(`upgrade status on a live cluster`, () => {
       'routes.route.openshift.io "thanos-querier" not found\n';
     expect(io.stdout()).toBe(notice + readFileSync(path.join(fixtures, `${CASE}.output`), 'utf8'));
 
-    const detailed = captureIO();
+    const detailed = captureCommandIO();
     await runUpgradeStatus({ ...opts, details: 'all' }, detailed);
     expect(detailed.stdout()).toBe(
       notice + readFileSync(path.join(fixtures, `${CASE}.detailed-output`), 'utf8'),
@@ -137,7 +123,7 @@ describe(`upgrade status on a live cluster`, () => {
   });
 
   it('prints the UpdateStatus object with -o json when no controller runs', async () => {
-    const io = captureIO();
+    const io = captureCommandIO();
     await runUpgradeStatus(
       {
         details: 'none',
@@ -233,7 +219,7 @@ describe(`upgrade status on a live cluster`, () => {
       expect(stats.writes).toBe(1);
 
       // The CLI now prints the controller's object.
-      const io = captureIO();
+      const io = captureCommandIO();
       await runUpgradeStatus(
         {
           details: 'none',
@@ -249,7 +235,7 @@ describe(`upgrade status on a live cluster`, () => {
       );
       expect((JSON.parse(io.stdout()) as UpdateStatus).status?.conditions?.[0]?.type).toBe('Healthy');
       // And its text, read back from that object.
-      const text = captureIO();
+      const text = captureCommandIO();
       await runUpgradeStatus(
         {
           details: 'none',
