@@ -23,6 +23,12 @@ export function registerPodPlacementCommands(program: Command): void {
     .option('--webhook-port <port>', 'webhook HTTPS port (0 = any free port)', '9443')
     .option('--webhook-host <host>', 'webhook listen address', '0.0.0.0')
     .option(
+      '--webhook-max-request-bytes <bytes>',
+      'largest AdmissionReview body accepted (counted as it arrives; larger ones get 413)',
+      String(7 * 1024 * 1024),
+    )
+    .option('--webhook-max-connections <n>', 'open webhook connections at most (more are dropped)', '256')
+    .option(
       '--webhook-url <url>',
       'reach the webhook at this URL instead of the Service (operator outside the cluster; port 0 = the bound port)',
     )

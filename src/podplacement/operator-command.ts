@@ -43,6 +43,10 @@ export async function runOperatorCommand(
       opts['components'] === 'controller' || opts['components'] === 'webhook' ? opts['components'] : 'all',
     webhookHost: String(opts['webhookHost']),
     webhookPort: int(opts['webhookPort'], '--webhook-port'),
+    webhookBudgets: {
+      maxRequestBytes: int(opts['webhookMaxRequestBytes'], '--webhook-max-request-bytes'),
+      maxConnections: int(opts['webhookMaxConnections'], '--webhook-max-connections'),
+    },
     endpoint: url ? { kind: 'url', baseUrl: url } : undefined,
     probes: { port: int(opts['probePort'], '--probe-port') },
     tls,

@@ -96,6 +96,8 @@ export interface PodPlacementOperatorOptions {
   /** Webhook server listen address. Defaults: host 0.0.0.0, port 9443 (0 picks a free port). */
   webhookHost?: string;
   webhookPort?: number;
+  /** Webhook budgets an admin may need to change (the rest keep WEBHOOK_BUDGET_DEFAULTS). */
+  webhookBudgets?: { maxRequestBytes?: number; maxConnections?: number };
   /**
    * How the API server reaches the webhook. Default: Service pod-placement-web-hook in `namespace`, port 443.
    * For an operator outside the cluster use `{ kind: 'url', baseUrl: 'https://127.0.0.1:PORT' }` (PORT 0 = the bound port).
@@ -282,6 +284,7 @@ export async function startPodPlacementOperator(
       server = new WebhookServer({
         host: options.webhookHost,
         port: options.webhookPort ?? 9443,
+        ...options.webhookBudgets,
         certFile: tlsMode.certFile,
         keyFile: tlsMode.keyFile,
         registry: manager.registry,
@@ -293,6 +296,7 @@ export async function startPodPlacementOperator(
       server = new WebhookServer({
         host: options.webhookHost,
         port: options.webhookPort ?? 9443,
+        ...options.webhookBudgets,
         ...files,
         certPollIntervalMs: 5_000,
         registry: manager.registry,

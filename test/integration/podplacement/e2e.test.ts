@@ -3,11 +3,18 @@
 // architectures, and images come from local registries. One file owns the ClusterPodPlacementConfig singleton;
 // its namespaceSelector only selects this file's namespaces, so other test files are never gated.
 import { readFileSync, readdirSync } from 'node:fs';
+import https from 'node:https';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { KubeClient, isNotFound } from '../../../src/runtime/index.js';
-import { ARCH_LABEL, EVENT_REASONS, LABELS, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
+import {
+  ARCH_LABEL,
+  EVENT_REASONS,
+  LABELS,
+  MUTATING_WEBHOOK,
+  SCHEDULING_GATE,
+} from '../../../src/podplacement/constants.js';
 import { validatingWebhookConfiguration } from '../../../src/podplacement/webhook-configurations.js';
 import { eventually, testKubeConfig, uniqueName, useTestNamespace } from '../../support/cluster.js';
 import { fixturePath } from '../../support/fixtures.js';
@@ -21,9 +28,13 @@ import {
   startOperatorProcess,
   startTestRegistries,
   type OperatorProcess,
+  type OperatorProcessOptions,
   type TestPod,
   type TestRegistries,
 } from './support.js';
+
+/** --webhook-max-request-bytes of the operator under test. */
+const WEBHOOK_MAX_REQUEST_BYTES = 256 * 1024;
 
 const TEST_LABEL = 'tessera.dev/test';
 const SELECTED = 'pp-e2e';
@@ -38,6 +49,18 @@ let operator: OperatorProcess | undefined;
 let webhookPort = 0;
 const nodeArch = new Map<string, string>();
 const extraNamespaces: string[] = [];
+
+/** The operator under test, the same at its first start and after the SIGKILL restart. */
+function operatorOptions(): OperatorProcessOptions {
+  return {
+    webhookPort,
+    namespace: opNs.name,
+    globalPullSecretNamespace: opNs.name,
+    registryCaFiles: [registries.pub.caFile, registries.priv.caFile, registries.mirror.caFile],
+    // An admin's budget, far above any test pod's review: the webhook must refuse what exceeds it.
+    extraArgs: ['--webhook-max-request-bytes', String(WEBHOOK_MAX_REQUEST_BYTES)],
+  };
+}
 
 async function req<T>(
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
@@ -125,12 +148,7 @@ beforeAll(async () => {
   // The registry policy kinds must be served before the operator starts: it checks discovery once.
   await installDevCrds(client, REGISTRY_POLICY_DEV_CRDS);
   webhookPort = await freePort();
-  operator = startOperatorProcess({
-    webhookPort,
-    namespace: opNs.name,
-    globalPullSecretNamespace: opNs.name,
-    registryCaFiles: [registries.pub.caFile, registries.priv.caFile, registries.mirror.caFile],
-  });
+  operator = startOperatorProcess(operatorOptions());
   await eventually(() => req('GET', cppcPath), { timeoutMs: 60_000, what: 'operator installed the CRDs' });
   // The operator points the CRD's conversion webhook at itself; the API server swaps the resource's storage after
   // such a change (requests in that moment get 503), so wait for it before the first write.
@@ -702,12 +720,7 @@ describe('faults', () => {
     for (const p of await listPods(client, burstNs, 'burst=yes')) {
       if (Number(p.metadata.name.slice(2)) >= half) expect(p.spec.schedulingGates ?? []).toEqual([]);
     }
-    operator = startOperatorProcess({
-      webhookPort,
-      namespace: opNs.name,
-      globalPullSecretNamespace: opNs.name,
-      registryCaFiles: [registries.pub.caFile, registries.priv.caFile, registries.mirror.caFile],
-    });
+    operator = startOperatorProcess(operatorOptions());
     await eventually(
       async () => {
         const name = uniqueName('canary');
@@ -786,5 +799,50 @@ describe('teardown', () => {
     }
     await createPod(ns.name, 'after-teardown', [registries.images.M]);
     expect((await getPod(ns.name, 'after-teardown')).spec.schedulingGates ?? []).toEqual([]);
+  });
+});
+
+describe('webhook budgets an admin sets', () => {
+  it('refuses an AdmissionReview over --webhook-max-request-bytes with 413 and still admits a normal one', async () => {
+    const post = (body: string): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const request = https.request(
+          {
+            host: '127.0.0.1',
+            port: webhookPort,
+            path: MUTATING_WEBHOOK.path,
+            method: 'POST',
+            // The operator's self-managed certificate; what is under test is the body budget, not trust.
+            rejectUnauthorized: false,
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      });
+    const review = (padding: number): string =>
+      JSON.stringify({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: {
+          uid: `budget-${padding}`,
+          kind: { group: '', version: 'v1', kind: 'Pod' },
+          resource: { group: '', version: 'v1', resource: 'pods' },
+          operation: 'CREATE',
+          namespace: 'budget-test',
+          object: {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'p', namespace: 'budget-test', annotations: { pad: 'x'.repeat(padding) } },
+            spec: { containers: [{ name: 'c', image: 'registry.invalid/app:1' }] },
+          },
+        },
+      });
+    expect(await post(review(WEBHOOK_MAX_REQUEST_BYTES))).toBe(413);
+    expect(await post(review(1_000))).toBe(200);
   });
 });
