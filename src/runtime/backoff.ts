@@ -1,6 +1,9 @@
 // Capped exponential backoff with jitter, for retrying I/O (reflector relists, lease renewals, conflicts).
 // It never gives up: after the cap every delay stays around the cap. Pure apart from the `random` source passed in.
+// retryForever() is the one retry-until-success-or-abort loop built on it.
+import { realClock, type Clock } from './clock.js';
 import { InvalidArgumentError } from './errors.js';
+import type { Logger } from './logging.js';
 
 export interface BackoffOptions {
   /** First delay (ms). Default: 800 (client-go reflector). */
@@ -55,4 +58,49 @@ export class Backoff {
     this.current = this.initialMs;
     this.failures = 0;
   }
+}
+
+export interface RetryForeverOptions {
+  /** What the operation does, for logs: "could not <what>; retrying". */
+  what: string;
+  /** Told about each failure (warn). */
+  log: Logger;
+  /** Stops retrying (and any wait) when aborted. */
+  signal?: AbortSignal;
+  /** Delays between attempts; reset after a success. Default: new Backoff() (800 ms doubling to 30 s, jitter 1). */
+  backoff?: Backoff;
+  /** What keeps failing while the operation does, logged as `impact` with each failure. */
+  impact?: string;
+  clock?: Clock;
+}
+
+/**
+ * Runs `operation` until it succeeds, waiting `backoff` between failures and logging each one. Resolves with its
+ * result, or with undefined once `signal` aborts first (the operation is not started again, and a failure seen
+ * after the abort is not logged). Never rejects: use it for work that must happen eventually, not for errors a
+ * caller should see.
+ */
+export async function retryForever<T>(
+  operation: () => Promise<T>,
+  options: RetryForeverOptions,
+): Promise<T | undefined> {
+  const { signal, log, what, impact } = options;
+  const backoff = options.backoff ?? new Backoff();
+  const clock = options.clock ?? realClock;
+  while (!signal?.aborted) {
+    try {
+      const result = await operation();
+      backoff.reset();
+      return result;
+    } catch (err) {
+      if (signal?.aborted) break;
+      const delayMs = backoff.next();
+      log.warn(
+        { err, attempt: backoff.attempts(), retryInMs: Math.round(delayMs), ...(impact ? { impact } : {}) },
+        `could not ${what}; retrying`,
+      );
+      await clock.sleep(delayMs, signal);
+    }
+  }
+  return undefined;
 }

@@ -1,0 +1,69 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID } from '../constants.js';
+import { inspectionCaps } from './pod-controller.js';
+import { registryTimeouts } from './image-inspection.js';
+import { managerOptions, operatorSettings } from './options.js';
+
+const kubeConfig = new KubeConfig();
+
+describe('operatorSettings', () => {
+  it('runs both halves in the default namespace by default', () => {
+    expect(operatorSettings({ kubeConfig })).toEqual({
+      namespace: DEFAULT_OPERATOR_NAMESPACE,
+      runsWebhook: true,
+      runsController: true,
+    });
+  });
+
+  it('runs one half for a split deployment', () => {
+    expect(operatorSettings({ kubeConfig, components: 'webhook' })).toMatchObject({
+      runsWebhook: true,
+      runsController: false,
+    });
+    expect(operatorSettings({ kubeConfig, components: 'controller' })).toMatchObject({
+      runsWebhook: false,
+      runsController: true,
+    });
+  });
+});
+
+describe('managerOptions', () => {
+  it('elects a leader in the operator namespace only where reconcilers run', () => {
+    const all = { kubeConfig, namespace: 'ops' };
+    expect(managerOptions(all, operatorSettings(all)).leaderElection).toEqual({
+      leaseNamespace: 'ops',
+      leaseName: LEADER_ELECTION_ID,
+    });
+    const webhook = { ...all, components: 'webhook' as const };
+    expect(managerOptions(webhook, operatorSettings(webhook)).leaderElection).toBe(false);
+    const off = { ...all, leaderElection: false };
+    expect(managerOptions(off, operatorSettings(off)).leaderElection).toBe(false);
+  });
+
+  it('serves probes on 8081 unless told otherwise', () => {
+    const given = { kubeConfig };
+    expect(managerOptions(given, operatorSettings(given)).probes).toEqual({ port: 8081 });
+    const none = { kubeConfig, probes: false as const };
+    expect(managerOptions(none, operatorSettings(none)).probes).toBe(false);
+  });
+});
+
+describe('inspectionCaps', () => {
+  it('keeps a tenant to a quarter and a registry to half of the workers, at least one', () => {
+    expect(inspectionCaps(8, {})).toEqual({ maxInspectionsPerNamespace: 2, maxInspectionsPerRegistry: 4 });
+    expect(inspectionCaps(1, {})).toEqual({ maxInspectionsPerNamespace: 1, maxInspectionsPerRegistry: 1 });
+    expect(inspectionCaps(8, { maxInspectionsPerNamespace: 5 }).maxInspectionsPerNamespace).toBe(5);
+  });
+});
+
+describe('registryTimeouts', () => {
+  it('gives up on a registry request before the pod deadline does', () => {
+    expect(registryTimeouts(15_000)).toEqual({ connectTimeoutMs: 5_000, attemptTimeoutMs: 10_000 });
+  });
+
+  it('stays within its floors and caps', () => {
+    expect(registryTimeouts(300)).toEqual({ connectTimeoutMs: 500, attemptTimeoutMs: 1_000 });
+    expect(registryTimeouts(600_000)).toEqual({ connectTimeoutMs: 10_000, attemptTimeoutMs: 30_000 });
+  });
+});

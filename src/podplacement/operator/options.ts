@@ -1,0 +1,138 @@
+// The operator's public options and handle, and the settings every component derives from them.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { BackoffOptions, Logger, LogLevel, Manager, ManagerOptions } from '../../runtime/index.js';
+import type { ImageInspector } from '../../registry/index.js';
+import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID } from '../constants.js';
+import type { PlacementPlan } from '../placement-plan.js';
+import type { WebhookEndpoint } from '../webhook-configurations.js';
+
+/** How the webhook server gets its certificate and how the API server learns to trust it. */
+export type WebhookTlsMode =
+  /** The operator creates a CA and serving certificate (Secret in its namespace), renews them and patches caBundle. */
+  | { readonly mode: 'self-managed'; readonly certDir?: string; readonly renewBeforeDays?: number }
+  /** OpenShift's service CA: certificate files mounted from the serving-cert Secret, caBundle injected. */
+  | { readonly mode: 'service-ca'; readonly certFile: string; readonly keyFile: string };
+
+/** Which halves run in this process. */
+export type OperatorComponents = 'all' | 'controller' | 'webhook';
+
+export interface PodPlacementOperatorOptions {
+  kubeConfig: KubeConfig;
+  /** The operator's namespace (never gated; TLS Secret and lease live here). Default: openshift-multiarch-tuning-operator. */
+  namespace?: string;
+  /** Stops the operator when aborted. */
+  signal?: AbortSignal;
+  /** Default: 'all'. 'controller' judges the webhook's readiness from its Service's EndpointSlices. */
+  components?: OperatorComponents;
+  /** Webhook server listen address. Defaults: host 0.0.0.0, port 9443 (0 picks a free port). */
+  webhookHost?: string;
+  webhookPort?: number;
+  /** Webhook budgets an admin may need to change (the rest keep WEBHOOK_BUDGET_DEFAULTS). */
+  webhookBudgets?: { maxRequestBytes?: number; maxConnections?: number };
+  /**
+   * How the API server reaches the webhook. Default: Service pod-placement-web-hook in `namespace`, port 443.
+   * For an operator outside the cluster use `{ kind: 'url', baseUrl: 'https://127.0.0.1:PORT' }` (PORT 0 = the bound port).
+   */
+  endpoint?: WebhookEndpoint;
+  /** Default: self-managed, with names for the Service (and 127.0.0.1 for URL endpoints). */
+  tls?: WebhookTlsMode;
+  /** Probe/metrics server (/healthz, /readyz, /metrics); false disables. Default: { port: 8081 }. */
+  probes?: false | { host?: string; port?: number };
+  /** Leader election for the reconcilers. Default: true. */
+  leaderElection?: boolean;
+  /** Install/upgrade the CRDs at start (needs CRD write access). Default: false. */
+  installCrds?: boolean;
+  /** Create (and keep current) the ValidatingWebhookConfiguration; with a URL endpoint it is deleted at exit. Default: false. */
+  manageValidatingWebhook?: boolean;
+  /** Default: openshift-config/pull-secret. */
+  globalPullSecret?: { namespace: string; name: string };
+  /** Concurrent pod reconciles. Default: 8. */
+  workers?: number;
+  /**
+   * Image inspector; default: CachingInspector(RegistryInspector) with `registry` settings and the cluster's
+   * registry policy (ImageDigestMirrorSet, ImageTagMirrorSet, ImageContentSourcePolicy, image.config.openshift.io
+   * registrySources; kinds the cluster does not serve are skipped).
+   */
+  inspector?: ImageInspector;
+  /** `insecureRegistries` are added to the cluster's. */
+  registry?: {
+    caCertificates?: readonly string[];
+    insecureRegistries?: readonly string[];
+    /** Token service hosts that may receive pull-secret credentials besides the registry's own domain. */
+    trustedRealmHosts?: readonly string[];
+  };
+  /** Wait before the 2nd inspection attempt, in ms (doubles each time). Default: 2,000. */
+  retryBaseDelayMs?: number;
+  /**
+   * Longest wait of a pod for its images' registries, in ms, over all its attempts; then the pod is ungated
+   * (fallback architecture if set) with an event naming the registry. Registry requests time out below it
+   * (connect: a third, whole request: two thirds, capped at 10 s and 30 s). Default: 15,000.
+   */
+  inspectionDeadlineMs?: number;
+  /** Pods of one namespace inspected at once. Default: a quarter of `workers` (at least 1). */
+  maxInspectionsPerNamespace?: number;
+  /** Pods inspected at once per registry host. Default: half of `workers` (at least 1). */
+  maxInspectionsPerRegistry?: number;
+  /** Told about every plan applied to a pod. */
+  onPlanned?: (key: string, plan: PlacementPlan) => void;
+  logger?: Logger;
+  logLevel?: LogLevel;
+  /** Stop on SIGTERM/SIGINT. Default: true. */
+  handleSignals?: boolean;
+}
+
+export interface PodPlacementOperatorHandle {
+  /** Bound webhook port (0 without a webhook). */
+  readonly webhookPort: number;
+  /** Bound probe/metrics port (0 when disabled). */
+  probePort(): number;
+  readonly manager: Manager;
+  /**
+   * Resolves once this process has (re)written the ValidatingWebhookConfiguration with its current URL/Service and
+   * caBundle (at once without manageValidatingWebhook). Needs the lease with leader election, so it may never
+   * settle on a standby replica: race it with `stopped`.
+   */
+  readonly validatingWebhookConfigured: Promise<void>;
+  /** Settles when the operator has stopped; rejects if it failed. */
+  readonly stopped: Promise<void>;
+}
+
+/** What this process runs, derived once from the options. */
+export interface OperatorSettings {
+  readonly namespace: string;
+  /** Serves the gating, validating and conversion webhooks. */
+  readonly runsWebhook: boolean;
+  /** Runs the reconcilers, owns the TLS Secret and publishes CA bundles. */
+  readonly runsController: boolean;
+}
+
+export function operatorSettings(options: PodPlacementOperatorOptions): OperatorSettings {
+  const components = options.components ?? 'all';
+  return {
+    namespace: options.namespace ?? DEFAULT_OPERATOR_NAMESPACE,
+    runsWebhook: components !== 'controller',
+    runsController: components !== 'webhook',
+  };
+}
+
+/** The manager: leader election only where reconcilers run (the lease lives in the operator's namespace). */
+export function managerOptions(
+  options: PodPlacementOperatorOptions,
+  settings: OperatorSettings,
+): ManagerOptions {
+  return {
+    kubeConfig: options.kubeConfig,
+    name: 'tessera-podplacement',
+    leaderElection:
+      options.leaderElection === false || !settings.runsController
+        ? false
+        : { leaseNamespace: settings.namespace, leaseName: LEADER_ELECTION_ID },
+    probes: options.probes === undefined ? { port: 8081 } : options.probes,
+    logLevel: options.logLevel,
+    logger: options.logger,
+    handleSignals: options.handleSignals,
+  };
+}
+
+/** Backoff of the start-up writes retried until they succeed (certificate load, webhook and CRD registration). */
+export const REGISTRATION_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 30_000, jitter: 0.2 };

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { flushAsync } from '../../runtime/index.js';
+import type { ConfigCaches } from './config-caches.js';
+import { ReconcilerReadiness, WebhookReadiness, serviceHasReadyEndpoint } from './readiness.js';
+
+describe('serviceHasReadyEndpoint', () => {
+  it('is false without slices or endpoints', () => {
+    expect(serviceHasReadyEndpoint([])).toBe(false);
+    expect(serviceHasReadyEndpoint([{ endpoints: [] }, {}])).toBe(false);
+  });
+
+  it('is false when every endpoint says it is not ready', () => {
+    expect(serviceHasReadyEndpoint([{ endpoints: [{ conditions: { ready: false } }] }])).toBe(false);
+  });
+
+  it('is true for a ready endpoint, or one that does not say (unset means ready)', () => {
+    expect(
+      serviceHasReadyEndpoint([
+        { endpoints: [{ conditions: { ready: false } }] },
+        { endpoints: [{ conditions: { ready: true } }] },
+      ]),
+    ).toBe(true);
+    expect(serviceHasReadyEndpoint([{ endpoints: [{}] }])).toBe(true);
+  });
+});
+
+const synced = (value: boolean) => ({ hasSynced: () => value });
+
+describe('ReconcilerReadiness', () => {
+  it('is ready only while it runs (as a leader) and its caches have synced, and reports each change', async () => {
+    let changes = 0;
+    const caches = [synced(true), synced(true)];
+    const readiness = new ReconcilerReadiness(caches, () => changes++);
+    expect(readiness.ready()).toBe(false);
+    const stop = new AbortController();
+    const running = readiness.start(stop.signal);
+    // Set synchronously: leader runnables all start before any reconcile runs.
+    expect(readiness.ready()).toBe(true);
+    expect(changes).toBe(1);
+    stop.abort();
+    await running;
+    expect(readiness.ready()).toBe(false);
+  });
+
+  it('is not ready while a cache has not synced', () => {
+    const readiness = new ReconcilerReadiness([synced(true), synced(false)], () => undefined);
+    void readiness.start(AbortSignal.abort());
+    expect(readiness.ready()).toBe(false);
+  });
+});
+
+describe('WebhookReadiness', () => {
+  it('is ready once the local server listens and the config caches synced', async () => {
+    let changes = 0;
+    let cachesSynced = false;
+    const configs = { hasSynced: () => cachesSynced } as ConfigCaches;
+    const readiness = new WebhookReadiness(configs, () => changes++);
+    let listen: () => void = () => undefined;
+    readiness.follow({ ready: () => new Promise<void>((resolve) => (listen = resolve)) });
+    expect(readiness.ready()).toBe(false);
+    listen();
+    await flushAsync();
+    expect(changes).toBe(1);
+    expect(readiness.local()).toBe(false);
+    cachesSynced = true;
+    expect(readiness.local()).toBe(true);
+    expect(readiness.ready()).toBe(true);
+  });
+});

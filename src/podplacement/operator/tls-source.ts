@@ -1,0 +1,144 @@
+// The webhook's TLS: both halves need it (the webhook serves the certificate, the controller publishes the CA
+// bundle). Self-managed: the controller creates and renews the CA and serving certificate in a Secret, the
+// webhook-only half waits for and adopts it; each renewal is written to the files the server watches and then
+// announced to onRenewed() listeners (which re-publish caBundle). Service CA: OpenShift mounts and rotates the
+// files and injects caBundle, so there is nothing to do at run time.
+import os from 'node:os';
+import path from 'node:path';
+import {
+  Backoff,
+  ResourceClient,
+  Secrets,
+  retryForever,
+  type Clock,
+  type KubeClient,
+  type Logger,
+  type Runnable,
+} from '../../runtime/index.js';
+import { MUTATING_WEBHOOK } from '../constants.js';
+import type { WebhookTlsTrust } from '../webhook-configurations.js';
+import { SelfManagedTls, type TlsSecret } from '../webhook-tls.js';
+import { REGISTRATION_BACKOFF, type WebhookTlsMode } from './options.js';
+
+const RENEWAL_CHECK_INTERVAL_MS = 60 * 60 * 1000;
+/** How often the webhook server re-reads self-managed certificate files. */
+const CERT_POLL_INTERVAL_MS = 5_000;
+
+export interface WebhookTlsSourceOptions {
+  mode: WebhookTlsMode;
+  namespace: string;
+  /** True in the half that owns the Secret (the controller); the webhook-only half may just `get` it. */
+  ownsSecret: boolean;
+  client: KubeClient;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Where the webhook server reads its certificate. */
+export interface ServingFiles {
+  certFile: string;
+  keyFile: string;
+  certPollIntervalMs?: number;
+}
+
+/** The names a self-managed serving certificate covers: the webhook Service's DNS names and loopback. */
+export function servingCertificateNames(namespace: string): { dnsNames: string[]; ipAddresses: string[] } {
+  const svc = MUTATING_WEBHOOK.serviceName;
+  return {
+    dnsNames: [
+      svc,
+      `${svc}.${namespace}`,
+      `${svc}.${namespace}.svc`,
+      `${svc}.${namespace}.svc.cluster.local`,
+      'localhost',
+    ],
+    ipAddresses: ['127.0.0.1'],
+  };
+}
+
+export class WebhookTlsSource implements Runnable {
+  readonly name = 'podplacement-webhook-cert-renewal';
+  private readonly selfManaged: SelfManagedTls | undefined;
+  private readonly certDir: string;
+  private readonly renewedListeners: (() => void)[] = [];
+
+  constructor(private readonly o: WebhookTlsSourceOptions) {
+    const mode = o.mode;
+    this.certDir =
+      (mode.mode === 'self-managed' ? mode.certDir : undefined) ??
+      path.join(os.tmpdir(), `tessera-podplacement-${process.pid}`);
+    if (mode.mode === 'self-managed') {
+      this.selfManaged = new SelfManagedTls({
+        secrets: new ResourceClient<TlsSecret>(o.client, Secrets),
+        namespace: o.namespace,
+        ...servingCertificateNames(o.namespace),
+        renewBeforeDays: mode.renewBeforeDays,
+      });
+    }
+  }
+
+  /**
+   * Before anything serves or publishes: the controller makes the Secret hold a valid certificate; the
+   * webhook-only half waits (with backoff) until the controller has stored one. Rejects if `signal` aborts first.
+   */
+  async prepare(signal?: AbortSignal): Promise<void> {
+    const tls = this.selfManaged;
+    if (!tls) return;
+    if (this.o.ownsSecret) {
+      await tls.ensure(this.now(), signal);
+      return;
+    }
+    const loaded = await retryForever(() => tls.load(this.now(), signal), {
+      what: 'load the webhook certificate the controller stores',
+      impact: 'the webhook is not serving until it is available',
+      log: this.o.logger,
+      signal,
+      backoff: new Backoff(REGISTRATION_BACKOFF),
+      clock: this.o.clock,
+    });
+    if (!loaded) signal?.throwIfAborted();
+  }
+
+  /** What the webhook configurations and the CRD's conversion webhook must trust now. */
+  trust(): WebhookTlsTrust {
+    if (!this.selfManaged) return { serviceCaInjection: true };
+    return { caBundlePem: this.selfManaged.certificate()?.caBundlePem };
+  }
+
+  /** The webhook server's certificate files (self-managed: written now, and again after each renewal). */
+  async servingFiles(): Promise<ServingFiles> {
+    const mode = this.o.mode;
+    if (mode.mode === 'service-ca') return { certFile: mode.certFile, keyFile: mode.keyFile };
+    const tls = this.selfManaged as SelfManagedTls;
+    const files = await tls.writeFiles(this.certDir);
+    this.onRenewed(() => void tls.writeFiles(this.certDir));
+    return { ...files, certPollIntervalMs: CERT_POLL_INTERVAL_MS };
+  }
+
+  /** Calls `listener` after each renewal (in the order added). */
+  onRenewed(listener: () => void): void {
+    this.renewedListeners.push(listener);
+  }
+
+  /** Checks hourly whether the self-managed certificate was (or must be) renewed. */
+  async start(signal: AbortSignal): Promise<void> {
+    const tls = this.selfManaged;
+    if (!tls) return;
+    while (!signal.aborted) {
+      await this.o.clock.sleep(RENEWAL_CHECK_INTERVAL_MS, signal);
+      if (signal.aborted) break;
+      try {
+        const renewed = this.o.ownsSecret
+          ? (await tls.ensure(this.now(), signal)).renewed
+          : (await tls.load(this.now(), signal)).changed;
+        if (renewed) for (const listener of this.renewedListeners) listener();
+      } catch (err) {
+        this.o.logger.error({ err }, 'webhook certificate renewal failed; will retry in an hour');
+      }
+    }
+  }
+
+  private now(): Date {
+    return new Date(this.o.clock.now());
+  }
+}
