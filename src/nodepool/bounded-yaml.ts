@@ -74,37 +74,115 @@ export function checkYamlBudget(text: string, budget: YamlBudget, subject: strin
       `${subject} is ${bytes} bytes, over the limit of ${budget.maxBytes} bytes`,
     );
   }
-  const blocks: BlockLevel[] = [];
-  let flow = 0;
-  let nodes = 0;
-  let aliases = 0;
-  let col = 0;
-  /** Column where the current block node of this line starts (its key, for a mapping); undefined until seen. */
-  let nodeCol: number | undefined;
-  let scalarNext = false;
+  const scan = new YamlBudgetScan(budget, subject);
+  for (const token of new Lexer().lex(text)) scan.token(token);
+}
 
-  const countNode = (): void => {
-    if (++nodes > budget.maxNodes) {
-      throw new BudgetExceededError(
-        'nodes',
-        budget.maxNodes,
-        nodes,
-        `${subject} has more than ${budget.maxNodes} YAML nodes`,
-      );
+/** One pass over the lexer's tokens, counting nodes, aliases and nesting against the budget. */
+class YamlBudgetScan {
+  private readonly blocks: BlockLevel[] = [];
+  private flow = 0;
+  private nodes = 0;
+  private aliases = 0;
+  private col = 0;
+  /** Column where the current block node of this line starts (its key, for a mapping); undefined until seen. */
+  private nodeCol: number | undefined;
+  private scalarNext = false;
+
+  constructor(
+    private readonly budget: YamlBudget,
+    private readonly subject: string,
+  ) {}
+
+  token(token: string): void {
+    // Zero-width control tokens: document start, flow error, BOM, and "a scalar follows".
+    if (token === '\x1f') {
+      this.scalarNext = true;
+      return;
     }
-  };
-  const checkDepth = (): void => {
-    const depth = blocks.length + flow;
-    if (depth > budget.maxDepth) {
-      throw new BudgetExceededError(
-        'depth',
-        budget.maxDepth,
-        depth,
-        `${subject} nests deeper than ${budget.maxDepth} levels`,
-      );
+    if (token === '\x02' || token === '\x18' || token === '\ufeff') return;
+    const type = this.scalarNext ? 'scalar' : CST.tokenType(token);
+    this.scalarNext = false;
+    this.count(type, token, this.col);
+    const newline = token.lastIndexOf('\n');
+    if (newline >= 0) {
+      this.col = token.length - newline - 1;
+      if (type !== 'newline') this.nodeCol = undefined; // a multi-line token ends on a later line
+    } else {
+      this.col += token.length;
     }
-  };
-  const openBlock = (at: number, seq: boolean): void => {
+  }
+
+  /** Accounts for one token of `type` starting at column `start`. */
+  private count(type: CST.TokenType | 'scalar' | null, token: string, start: number): void {
+    switch (type) {
+      case 'newline':
+        this.nodeCol = undefined;
+        break;
+      case 'space':
+      case 'comment':
+        break;
+      case 'doc-start':
+      case 'doc-end':
+        this.blocks.length = 0;
+        this.flow = 0;
+        this.nodeCol = undefined;
+        break;
+      case 'seq-item-ind':
+      case 'explicit-key-ind':
+        if (this.flow === 0) {
+          this.openBlock(start, type === 'seq-item-ind');
+          this.nodeCol = undefined; // the item's own content starts after the indicator
+        }
+        break;
+      case 'map-value-ind':
+        if (this.flow === 0) this.openBlock(this.nodeCol ?? start, false);
+        break;
+      case 'flow-map-start':
+      case 'flow-seq-start':
+        this.nodeCol ??= start;
+        this.flow++;
+        this.countNode();
+        this.checkDepth();
+        break;
+      case 'flow-map-end':
+      case 'flow-seq-end':
+        if (this.flow > 0) this.flow--;
+        break;
+      case 'alias':
+        this.nodeCol ??= start;
+        this.countNode();
+        this.countAlias(token);
+        break;
+      case 'scalar':
+      case 'single-quoted-scalar':
+      case 'double-quoted-scalar':
+        this.nodeCol ??= start;
+        this.countNode();
+        break;
+      case 'anchor':
+      case 'tag':
+      case 'block-scalar-header':
+      case 'byte-order-mark':
+      case 'comma':
+      case 'directive-line':
+      case 'doc-mode':
+      case 'flow-error-end':
+      case null:
+        // No node of their own (null: a token the lexer did not classify).
+        this.nodeCol ??= start;
+        break;
+      default: {
+        // A token type a newer `yaml` added: the switch above must name it.
+        const unknown: never = type;
+        this.nodeCol ??= start;
+        void unknown;
+      }
+    }
+  }
+
+  private openBlock(at: number, seq: boolean): void {
+    const { blocks } = this;
     for (let top = blocks.at(-1); top; top = blocks.at(-1)) {
       // Deeper levels end; so does a compact sequence when a key of its own mapping follows.
       if (top.col > at || (top.col === at && top.seq && !seq)) blocks.pop();
@@ -113,84 +191,45 @@ export function checkYamlBudget(text: string, budget: YamlBudget, subject: strin
     const top = blocks.at(-1);
     if (top && top.col === at && top.seq === seq) return; // a sibling in the same collection
     blocks.push({ col: at, seq });
-    countNode();
-    checkDepth();
-  };
+    this.countNode();
+    this.checkDepth();
+  }
 
-  for (const token of new Lexer().lex(text)) {
-    // Zero-width control tokens: document start, flow error, BOM, and "a scalar follows".
-    if (token === '\x1f') {
-      scalarNext = true;
-      continue;
+  private countNode(): void {
+    const { maxNodes } = this.budget;
+    if (++this.nodes > maxNodes) {
+      throw new BudgetExceededError(
+        'nodes',
+        maxNodes,
+        this.nodes,
+        `${this.subject} has more than ${maxNodes} YAML nodes`,
+      );
     }
-    if (token === '\x02' || token === '\x18' || token === '\ufeff') continue;
-    const start = col;
-    const type = scalarNext ? 'scalar' : CST.tokenType(token);
-    scalarNext = false;
-    switch (type) {
-      case 'newline':
-        nodeCol = undefined;
-        break;
-      case 'space':
-      case 'comment':
-        break;
-      case 'doc-start':
-      case 'doc-end':
-        blocks.length = 0;
-        flow = 0;
-        nodeCol = undefined;
-        break;
-      case 'seq-item-ind':
-      case 'explicit-key-ind':
-        if (flow === 0) {
-          openBlock(start, type === 'seq-item-ind');
-          nodeCol = undefined; // the item's own content starts after the indicator
-        }
-        break;
-      case 'map-value-ind':
-        if (flow === 0) openBlock(nodeCol ?? start, false);
-        break;
-      case 'flow-map-start':
-      case 'flow-seq-start':
-        nodeCol ??= start;
-        flow++;
-        countNode();
-        checkDepth();
-        break;
-      case 'flow-map-end':
-      case 'flow-seq-end':
-        if (flow > 0) flow--;
-        break;
-      case 'alias':
-        nodeCol ??= start;
-        countNode();
-        if (++aliases > budget.maxAliases) {
-          throw new BudgetExceededError(
-            'aliases',
-            budget.maxAliases,
-            aliases,
-            budget.maxAliases === 0
-              ? `${subject} uses a YAML alias (${token.slice(0, 64)}); aliases are not accepted here`
-              : `${subject} has more than ${budget.maxAliases} YAML aliases`,
-          );
-        }
-        break;
-      case 'scalar':
-      case 'single-quoted-scalar':
-      case 'double-quoted-scalar':
-        nodeCol ??= start;
-        countNode();
-        break;
-      default:
-        // Anchors, tags, block scalar headers, commas, directives, errors: no node of their own.
-        nodeCol ??= start;
-    }
-    const newline = token.lastIndexOf('\n');
-    if (newline >= 0) {
-      col = token.length - newline - 1;
-      if (type !== 'newline') nodeCol = undefined; // a multi-line token ends on a later line
-    } else {
-      col += token.length;
+  }
+
+  private countAlias(token: string): void {
+    const { maxAliases } = this.budget;
+    if (++this.aliases <= maxAliases) return;
+    throw new BudgetExceededError(
+      'aliases',
+      maxAliases,
+      this.aliases,
+      maxAliases === 0
+        ? `${this.subject} uses a YAML alias (${token.slice(0, 64)}); aliases are not accepted here`
+        : `${this.subject} has more than ${maxAliases} YAML aliases`,
+    );
+  }
+
+  private checkDepth(): void {
+    const depth = this.blocks.length + this.flow;
+    const { maxDepth } = this.budget;
+    if (depth > maxDepth) {
+      throw new BudgetExceededError(
+        'depth',
+        maxDepth,
+        depth,
+        `${this.subject} nests deeper than ${maxDepth} levels`,
+      );
     }
   }
 }

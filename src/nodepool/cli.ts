@@ -20,7 +20,7 @@ export function registerNodePoolCommands(program: Command): void {
         target: string | undefined,
         opts: { kubeconfig?: string; namespace?: string; allConditions: boolean },
       ) => {
-        const { runNodePoolStatus } = await import('./status-command.js');
+        const { runNodePoolStatus } = await import('./management/status-command.js');
         process.exitCode = await runNodePoolStatus({ target, ...opts, out: process.stdout });
       },
     );

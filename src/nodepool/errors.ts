@@ -1,22 +1,16 @@
 // Typed errors of the NodePool performance-status area. Each carries a stable `code`; callers branch on `code`,
-// never on the message. Messages name the offending object and say what to do.
+// never on the message. Messages name the offending object and say what to do. A malformed flag or argument is
+// the runtime's InvalidArgumentError (one for every area).
+import { TesseraError } from '../runtime/light.js';
 
 export type NodePoolErrorCode =
   | 'TESSERA_NODEPOOL_STATUS_UNDECODABLE'
   | 'TESSERA_NODEPOOL_STATUS_INVALID'
   | 'TESSERA_NODEPOOL_BUDGET_EXCEEDED'
   | 'TESSERA_NODEPOOL_PROFILE_UNDECODABLE'
-  | 'TESSERA_NODEPOOL_CONFIGMAP_INCOMPLETE'
-  | 'TESSERA_NODEPOOL_BAD_ARGUMENT';
+  | 'TESSERA_NODEPOOL_CONFIGMAP_INCOMPLETE';
 
-export class NodePoolError extends Error {
-  readonly code: NodePoolErrorCode;
-  constructor(code: NodePoolErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.name = new.target.name;
-  }
-}
+export class NodePoolError extends TesseraError<NodePoolErrorCode> {}
 
 /** The `status` key of a status ConfigMap is not a PerformanceProfileStatus in YAML or JSON. */
 export class StatusUndecodableError extends NodePoolError {
@@ -72,12 +66,5 @@ export class ConfigMapIncompleteError extends NodePoolError {
       'TESSERA_NODEPOOL_CONFIGMAP_INCOMPLETE',
       `ConfigMap ${configMap} has no ${missing}; it was not written by the NodePool controller, or was edited by hand`,
     );
-  }
-}
-
-/** A command-line argument or option is malformed. */
-export class BadArgumentError extends NodePoolError {
-  constructor(message: string) {
-    super('TESSERA_NODEPOOL_BAD_ARGUMENT', message);
   }
 }

@@ -1,11 +1,15 @@
 // `tessera nodepool run`: runs the NodePool side against a management cluster and, given a hosted cluster and its
 // HCP namespace, the Node Tuning side's status writer too, until SIGINT/SIGTERM.
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient, type Logger, type Runnable } from '../runtime/index.js';
-import { BadArgumentError } from './errors.js';
-import { createNodePoolController } from './nodepool-controller.js';
-import { runTogether } from './run-all.js';
-import { createStatusWriter } from './status-writer.js';
+import {
+  InvalidArgumentError,
+  KubeClient,
+  type Logger,
+  type Runnable,
+  runTogether,
+} from '../runtime/index.js';
+import { createNodePoolController } from './management/nodepool-controller.js';
+import { createStatusWriter } from './tuning/status-writer.js';
 
 export interface NodePoolRunOptions {
   /** Management cluster kubeconfig; default: $KUBECONFIG, then ~/.kube/config. */
@@ -24,7 +28,7 @@ export interface NodePoolRunOptions {
 function seconds(value: string, flag: string): number {
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0)
-    throw new BadArgumentError(`${flag} must be a number of seconds >= 0, got "${value}"`);
+    throw new InvalidArgumentError(flag, `must be a number of seconds >= 0, got "${value}"`);
   return n * 1000;
 }
 
@@ -37,8 +41,9 @@ function load(path: string | undefined): KubeConfig {
 
 export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<void> {
   if (Boolean(opts.hostedKubeconfig) !== Boolean(opts.hcpNamespace)) {
-    throw new BadArgumentError(
-      '--hosted-kubeconfig and --hcp-namespace go together (the status writer needs both)',
+    throw new InvalidArgumentError(
+      '--hosted-kubeconfig',
+      'give it together with --hcp-namespace (the status writer needs both)',
     );
   }
   const staleAfterMs = seconds(opts.staleAfter, '--stale-after');

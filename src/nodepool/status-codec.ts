@@ -6,10 +6,11 @@
 // before parsing) and accepts only conditions a NodePool can carry (STATUS_CONDITION_LIMITS, StatusInvalidError):
 // every error it throws is a NodePoolError.
 import { stringify } from 'yaml';
-import type { PerformanceProfileStatus, ProfileCondition } from './api-types.js';
+import type { PerformanceProfileStatus, ProfileCondition } from './api/types.js';
 import { parseWithinBudget, STATUS_YAML_BUDGET } from './bounded-yaml.js';
 import { NODEPOOL_CONDITION_PREFIX } from './constants.js';
 import { BudgetExceededError, NodePoolError, StatusInvalidError, StatusUndecodableError } from './errors.js';
+import { isRecord } from '../runtime/light.js';
 
 /**
  * What a decoded status may hold, so that every mirrored `performance.operator.openshift.io/<type>` condition fits
@@ -59,10 +60,6 @@ export function encodeProfileStatus(status: PerformanceProfileStatus): string {
   if (status.tuned != null) out.tuned = status.tuned;
   // YAML 1.1 quotes what go-yaml v2 quotes ("True", timestamps), so the text matches NTO's byte for byte.
   return stringify(out, { version: '1.1', lineWidth: 0, sortMapEntries: true, indentSeq: false });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function optionalString(obj: Record<string, unknown>, key: string, where: string): string | undefined {

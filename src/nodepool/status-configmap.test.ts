@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { fixturePath } from '../../test/support/fixtures.js';
-import type { ConfigMap } from './api-types.js';
+import type { ConfigMap } from './api/types.js';
 import {
   BudgetExceededError,
   ConfigMapIncompleteError,

@@ -3,7 +3,7 @@
 // Guarantees: the result follows the contract exactly; callers create it, or update only `data` and the contract's
 // labels/annotation of an existing object (other fields on the server stay untouched).
 import { stripManagedFields } from '../runtime/index.js';
-import type { ConfigMap, PerformanceProfileStatus } from './api-types.js';
+import type { ConfigMap, PerformanceProfileStatus } from './api/types.js';
 import { parseAllWithinBudget, STATUS_YAML_BUDGET, TUNING_YAML_BUDGET } from './bounded-yaml.js';
 import { ANNOTATIONS, DATA_KEYS, LABELS, PERFORMANCE_PROFILE_KIND } from './constants.js';
 import { ConfigMapIncompleteError, NodePoolError, ProfileUndecodableError } from './errors.js';

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock, flushAsync } from './clock.js';
 import { Controller } from './controller.js';
 import { TerminalError } from './errors.js';
+import type { SharedInformer, ResourceEventHandler } from './cache/shared-informer.js';
 import type { Logger } from './logging.js';
+import type { KubeObject } from './object.js';
 import type { ReconcileResult } from './requeue-policy.js';
 import { ItemExponentialFailureRateLimiter } from './workqueue/rate-limiters.js';
 
@@ -69,6 +71,23 @@ function harness(
       await running;
     },
   };
+}
+
+/** A synced informer with an empty cache whose events the test delivers by hand through `events()`. */
+function handInformer(): {
+  informer: SharedInformer<KubeObject>;
+  events: () => ResourceEventHandler<KubeObject>;
+} {
+  let handler: ResourceEventHandler<KubeObject> = {};
+  const informer = {
+    addEventHandler: (h: ResourceEventHandler<KubeObject>) => {
+      handler = h;
+      return { hasSynced: () => true, remove: () => undefined };
+    },
+    getIndexer: () => ({ list: () => [] }),
+    waitForSync: () => Promise.resolve(true),
+  } as unknown as SharedInformer<KubeObject>;
+  return { informer, events: () => handler };
 }
 
 describe('Controller', () => {
@@ -161,5 +180,56 @@ describe('Controller', () => {
     await stopping;
     expect(finished).toBe(true);
     expect(h.calls.map((c) => c.key)).toEqual(['slow']);
+  });
+
+  it('reconciles a key once when an update maps the old and the new object to it, even on an idle worker', async () => {
+    const { informer, events } = handInformer();
+    const reconciled: string[] = [];
+    const controller = new Controller<string>({
+      name: 'mapped',
+      clock: new FakeClock(0),
+      workers: 2,
+      reconciler: { reconcile: async (key) => void reconciled.push(key) },
+    });
+    controller.watch(informer, (o) => [`owner-of-${o.metadata?.name ?? ''}`]);
+    const stop = new AbortController();
+    const running = controller.start(stop.signal);
+    await flushAsync(); // both workers wait for a key
+    const before = { metadata: { name: 'x', resourceVersion: '1' } };
+    const after = { metadata: { name: 'x', resourceVersion: '2' } };
+    events().onUpdate?.(before, after);
+    await flushAsync();
+    expect(reconciled).toEqual(['owner-of-x']);
+    stop.abort();
+    await running;
+  });
+
+  it('queues only the events a watch predicate lets through', async () => {
+    const { informer, events } = handInformer();
+    const reconciled: string[] = [];
+    const controller = new Controller<string>({
+      name: 'predicate',
+      clock: new FakeClock(0),
+      reconciler: { reconcile: async (key) => void reconciled.push(key) },
+    });
+    const obj = (name: string, generation: number): KubeObject => ({
+      metadata: { namespace: 'ns', name, generation },
+    });
+    // Like controller-runtime's GenerationChangedPredicate: status-only updates are dropped.
+    controller.watch(informer, undefined, {
+      update: (o, n) => o.metadata?.generation !== n.metadata?.generation,
+      delete: () => false,
+    });
+    const stop = new AbortController();
+    const running = controller.start(stop.signal);
+    await flushAsync();
+    events().onAdd?.(obj('added', 1), false);
+    events().onUpdate?.(obj('status-only', 1), obj('status-only', 1));
+    events().onUpdate?.(obj('spec', 1), obj('spec', 2));
+    events().onDelete?.(obj('deleted', 1), false);
+    await flushAsync();
+    expect(reconciled).toEqual(['ns/added', 'ns/spec']);
+    stop.abort();
+    await running;
   });
 });

@@ -25,6 +25,17 @@ export interface Reconciler<K = string> {
   reconcile(key: K, signal: AbortSignal): Promise<ReconcileResult | void>;
 }
 
+/**
+ * Which events of a watched informer queue keys, as controller-runtime's predicates: each returns false to drop
+ * the event (e.g. one that only echoes the controller's own write). A missing function lets every event of that
+ * kind through. The initial sync and every (re)start still queue all cached objects: predicates filter changes only.
+ */
+export interface WatchPredicate<T> {
+  add?(obj: T): boolean;
+  update?(oldObj: T, newObj: T): boolean;
+  delete?(obj: T, finalStateUnknown: boolean): boolean;
+}
+
 export interface ControllerOptions<K> {
   /** Names the queue (metrics label `name`) and the logs. Required, unique per process. */
   name: string;
@@ -97,20 +108,31 @@ export class Controller<K = string> implements Runnable {
    * Reconciles keys derived from `informer`'s objects: by default the object's own key (`namespace/name`, only
    * meaningful when K is string), or the keys `toKeys` maps it to (e.g. its owner; required for other key types). Workers wait for this informer's sync before starting, and every
    * start queues the keys of all cached objects (level-based: nothing is lost while stopped or not leading).
+   * `predicate` drops events that need no reconcile (see WatchPredicate).
    */
-  watch<T extends KubeObject>(informer: SharedInformer<T>, toKeys?: (obj: T) => readonly K[]): void {
+  watch<T extends KubeObject>(
+    informer: SharedInformer<T>,
+    toKeys?: (obj: T) => readonly K[],
+    predicate: WatchPredicate<T> = {},
+  ): void {
     const keysOf = toKeys ?? ((obj: T): readonly K[] => [objectKey(obj) as unknown as K]);
-    const add = (obj: T): void => {
-      for (const k of keysOf(obj)) this.currentQueue.add(k);
+    // Each key once per event: a second add() of a key an idle worker has just taken would queue it again.
+    const add = (...objs: T[]): void => {
+      for (const k of new Set(objs.flatMap(keysOf))) this.currentQueue.add(k);
     };
     informer.addEventHandler({
-      onAdd: add,
-      onUpdate: (oldObj, newObj) => {
-        add(newObj);
-        // A mapped key may change with the object (e.g. a new owner): the old key needs a look too.
-        if (toKeys && oldObj !== newObj) add(oldObj);
+      onAdd: (obj) => {
+        if (predicate.add?.(obj) ?? true) add(obj);
       },
-      onDelete: add,
+      onUpdate: (oldObj, newObj) => {
+        if (!(predicate.update?.(oldObj, newObj) ?? true)) return;
+        // A mapped key may change with the object (e.g. a new owner): the old key needs a look too.
+        if (toKeys && oldObj !== newObj) add(newObj, oldObj);
+        else add(newObj);
+      },
+      onDelete: (obj, finalStateUnknown) => {
+        if (predicate.delete?.(obj, finalStateUnknown) ?? true) add(obj);
+      },
     });
     this.sources.push({
       informer: informer as unknown as SharedInformer<KubeObject>,

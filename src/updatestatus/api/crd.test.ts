@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { updateStatusCrd, updateStatusCrdYaml } from './crd.js';
-import { CRD_PATH, crdFileContent } from './generate-crd.js';
+import { CRD_PATH, crdFileContent } from './generate.js';
 
 describe('UpdateStatus CRD', () => {
-  it('is up to date in deploy/crds (run tsx src/updatestatus/api/generate-crd.ts)', async () => {
+  it('is up to date in deploy/crds (run npm run generate)', async () => {
     expect(readFileSync(CRD_PATH, 'utf8')).toBe(await crdFileContent());
   });
   it('is a cluster-scoped v1alpha1 API with a status subresource and a structural schema', () => {

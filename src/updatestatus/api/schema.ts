@@ -1,7 +1,7 @@
 // The UpdateStatus API (update.openshift.io/v1alpha1, cluster-scoped singleton `cluster`), defined once: the
-// TypeScript types below are derived from these TypeBox schemas, and generate-crd.ts writes the CRD from them.
+// TypeScript types below are derived from these TypeBox schemas, and crd.ts builds the CRD from them.
 // Field layout, limits, enums and CEL rules follow the reference CRD (the wire contract); descriptions are ours.
-// Changing a schema here changes the CRD: regenerate it with `npm run generate:updatestatus-crd`.
+// Changing a schema here changes the CRD: regenerate it with `npm run generate`.
 import { Kind, type Static, type TSchema, Type, TypeRegistry } from '@sinclair/typebox';
 
 import { VERSION_PATTERN } from './names.js';

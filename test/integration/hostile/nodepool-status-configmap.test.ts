@@ -14,12 +14,12 @@ import {
   ResourceClient,
 } from '../../../src/runtime/index.js';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
-import type { ConfigMap, NodePool, NodePoolCondition } from '../../../src/nodepool/api-types.js';
+import type { ConfigMap, NodePool, NodePoolCondition } from '../../../src/nodepool/api/types.js';
 import { ANNOTATIONS, LABELS } from '../../../src/nodepool/constants.js';
-import { HostedClusterPair } from '../../../src/nodepool/hosted-cluster-pair.js';
-import { installNodePoolCrds } from '../../../src/nodepool/install.js';
+import { HostedClusterPair } from '../../../src/demo/hosted-cluster-pair.js';
+import { installNodePoolCrds } from '../../../src/nodepool/api/install.js';
 import { performanceProfileConfigMapName, statusConfigMapName } from '../../../src/nodepool/names.js';
-import { createNodePoolController } from '../../../src/nodepool/nodepool-controller.js';
+import { createNodePoolController } from '../../../src/nodepool/management/nodepool-controller.js';
 import { NodePools } from '../../../src/nodepool/resources.js';
 import { encodeProfileStatus } from '../../../src/nodepool/status-codec.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';

@@ -9,18 +9,20 @@ import {
   Namespaces,
   realClock,
   ResourceClient,
+  retryOnConflict,
   type Timer,
 } from '../../../src/runtime/index.js';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
-import type { ConfigMap, NodePool, NodePoolCondition } from '../../../src/nodepool/api-types.js';
+import type { ConfigMap, NodePool, NodePoolCondition } from '../../../src/nodepool/api/types.js';
 import { LABELS } from '../../../src/nodepool/constants.js';
-import { HostedClusterPair, performanceProfileManifest } from '../../../src/nodepool/hosted-cluster-pair.js';
-import { installNodePoolCrds } from '../../../src/nodepool/install.js';
-import { createNodePoolController } from '../../../src/nodepool/nodepool-controller.js';
+import { NodePools } from '../../../src/nodepool/resources.js';
+import { HostedClusterPair, performanceProfileManifest } from '../../../src/demo/hosted-cluster-pair.js';
+import { installNodePoolCrds } from '../../../src/nodepool/api/install.js';
+import { createNodePoolController } from '../../../src/nodepool/management/nodepool-controller.js';
 import { decodeProfileStatus } from '../../../src/nodepool/status-codec.js';
-import { createStatusWriter } from '../../../src/nodepool/status-writer.js';
-import { runNodePoolDemo } from '../../../src/nodepool/demo.js';
-import { runNodePoolStatus } from '../../../src/nodepool/status-command.js';
+import { createStatusWriter } from '../../../src/nodepool/tuning/status-writer.js';
+import { runNodePoolDemo } from '../../../src/demo/nodepool.js';
+import { runNodePoolStatus } from '../../../src/nodepool/management/status-command.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 
 const SUMMARY = 'PerformanceProfileAppliedSuccessfully';
@@ -246,6 +248,37 @@ describe('NodePool performance-profile status across a management and a hosted c
     const statusB = await statusOf('status-pp-b-tuning-np-b');
     expect(statusB.metadata.labels?.[LABELS.nodePool]).toBe('np-b');
     await pair.setTunedState('node-b1', { kind: 'applied' });
+  });
+
+  it('puts its conditions back when another writer removes them, keeping that writer’s own', async () => {
+    // The controller drops the watch events that only echo its own NodePool status writes; another writer's change
+    // must still be reconciled.
+    await eventually(async () => expect(condition(await pair.getNodePool('np-b'), SUMMARY)).toBeDefined(), {
+      what: 'np-b reported',
+    });
+    const theirs: NodePoolCondition = {
+      type: 'Ready',
+      status: 'True',
+      reason: 'AsExpected',
+      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
+    // Only the other writer's condition left (the controller may still be writing np-b: retry on conflict).
+    await retryOnConflict(async () => {
+      const np = await pair.getNodePool('np-b');
+      await new ResourceClient<NodePool>(mgmtClient, NodePools).updateStatus({
+        ...np,
+        status: { ...np.status, conditions: [theirs] },
+      });
+    });
+    await eventually(
+      async () => {
+        const after = await pair.getNodePool('np-b');
+        expect(condition(after, SUMMARY)).toBeDefined();
+        expect(condition(after, `${PREFIX}Degraded`)).toBeDefined();
+        expect(condition(after, 'Ready')).toMatchObject({ status: 'True', reason: 'AsExpected' });
+      },
+      { what: 'np-b conditions restored' },
+    );
   });
 
   it('removes the conditions, the mirrored ConfigMap and its status when the tuning reference goes', async () => {

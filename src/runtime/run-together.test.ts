@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Runnable } from '../runtime/index.js';
-import { runTogether } from './run-all.js';
+import type { Runnable } from './runnable.js';
+import { runTogether } from './run-together.js';
 
 /** Runs until aborted, recording that it stopped. */
 function waiter(stopped: string[], name: string): Runnable {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NodePool } from './api-types.js';
+import type { NodePool } from '../api/types.js';
 import { assessNodePoolStatus, renderNodePoolStatus, shortDuration } from './status-view.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);

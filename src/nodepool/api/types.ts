@@ -1,5 +1,5 @@
 // The API objects of this area, each defined once as a TypeBox schema; the TS types are derived from the schemas and
-// crds.ts derives the development CRDs from the same schemas, so code and CRDs cannot drift apart.
+// crd.ts derives the development CRDs from the same schemas, so code and CRDs cannot drift apart.
 // Guarantees: only the fields this area reads or writes are typed; everything else is preserved by the CRDs
 // (x-kubernetes-preserve-unknown-fields) and round-tripped untouched by read-modify-write callers.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';

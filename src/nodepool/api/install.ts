@@ -8,8 +8,8 @@ import {
   type KubeObject,
   realClock,
   ResourceClient,
-} from '../runtime/index.js';
-import { crdsFor } from './crds.js';
+} from '../../runtime/index.js';
+import { crdsFor } from './crd.js';
 
 interface Crd extends KubeObject {
   status?: { conditions?: { type: string; status: string }[] };

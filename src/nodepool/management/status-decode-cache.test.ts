@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BudgetExceededError, StatusUndecodableError } from './errors.js';
-import { encodeProfileStatus } from './status-codec.js';
+import { BudgetExceededError, StatusUndecodableError } from '../errors.js';
+import { encodeProfileStatus } from '../status-codec.js';
 import { createStatusDecodeCache } from './status-decode-cache.js';
 
 const status = (message: string): string =>

@@ -8,8 +8,8 @@
 // Hosted-cluster text is untrusted: a status over its budgets (status-codec.ts) or holding conditions a NodePool
 // cannot carry becomes one Unknown summary naming the ConfigMap and the limit, and every message written is capped
 // at the CRD's 32768 characters, so the NodePool status update is never rejected for our conditions.
-import { metaTime } from '../runtime/index.js';
-import type { ConfigMap, NodePool, NodePoolCondition, PerformanceProfileStatus } from './api-types.js';
+import { metaTime } from '../../runtime/index.js';
+import type { ConfigMap, NodePool, NodePoolCondition, PerformanceProfileStatus } from '../api/types.js';
 import {
   APPLIED_SUCCESSFULLY_CONDITION,
   DATA_KEYS,
@@ -17,12 +17,12 @@ import {
   NODEPOOL_CONDITION_PREFIX,
   REFERENCE_MESSAGES,
   mirroredConditionType,
-} from './constants.js';
-import { overLengthError, STATUS_YAML_BUDGET } from './bounded-yaml.js';
-import { BudgetExceededError, StatusInvalidError, StatusUndecodableError } from './errors.js';
-import { statusHeartbeatMs } from './profile-status.js';
-import { decodeProfileStatus, STATUS_CONDITION_LIMITS } from './status-codec.js';
-import { refOf, STATUS_NOT_CACHED_ANNOTATION } from './status-configmap.js';
+} from '../constants.js';
+import { overLengthError, STATUS_YAML_BUDGET } from '../bounded-yaml.js';
+import { BudgetExceededError, StatusInvalidError, StatusUndecodableError } from '../errors.js';
+import { statusHeartbeatMs } from '../tuning/profile-status.js';
+import { decodeProfileStatus, STATUS_CONDITION_LIMITS } from '../status-codec.js';
+import { refOf, STATUS_NOT_CACHED_ANNOTATION } from '../status-configmap.js';
 
 /** Reasons of the summary condition (ours; NTO's reasons are carried through for Progressing/Degraded). */
 export const SUMMARY_REASONS = {

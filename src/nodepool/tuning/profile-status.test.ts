@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PerformanceProfileStatus, TunedProfile } from './api-types.js';
+import type { PerformanceProfileStatus, TunedProfile } from '../api/types.js';
 import {
   assessProfileState,
   conditionsForState,
@@ -8,7 +8,7 @@ import {
   tunedProfilesMessage,
   type ComponentObservation,
 } from './profile-status.js';
-import { runtimeClassName, tunedStatusReference } from './names.js';
+import { runtimeClassName, tunedStatusReference } from '../names.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 

@@ -6,10 +6,10 @@
 // must not modify them.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { InvalidArgumentError } from '../runtime/index.js';
-import type { PerformanceProfileStatus } from './api-types.js';
-import { STATUS_YAML_BUDGET } from './bounded-yaml.js';
-import { decodeProfileStatus } from './status-codec.js';
+import { InvalidArgumentError } from '../../runtime/index.js';
+import type { PerformanceProfileStatus } from '../api/types.js';
+import { STATUS_YAML_BUDGET } from '../bounded-yaml.js';
+import { decodeProfileStatus } from '../status-codec.js';
 
 export interface StatusDecodeCacheOptions {
   /** Bytes of decoded results kept (estimated as 2 bytes per character plus 256 per entry). Default: 4 MiB. */

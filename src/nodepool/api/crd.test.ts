@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { crdsFor, renderCrds } from './crds.js';
+import { crdsFor, renderCrds } from './crd.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Keywords a structural schema may not contain (the API server would reject the CRD). */
 function nonStructural(value: unknown, at = '$'): string[] {
@@ -19,7 +19,7 @@ function nonStructural(value: unknown, at = '$'): string[] {
 
 describe('development CRDs', () => {
   it.each(renderCrds().map((c) => [c.file, c] as const))(
-    '%s is up to date (npx tsx src/nodepool/gen-crds.ts)',
+    '%s is up to date (npm run generate)',
     (file, crd) => {
       expect(readFileSync(path.join(root, file), 'utf8')).toBe(crd.yaml);
     },

@@ -1,7 +1,7 @@
 // Display of NodePool performance-profile conditions for `tessera nodepool status`: pure assess + render.
 // Guarantees: deterministic text for the same NodePools and `now`; multi-line messages are folded onto one line.
-import type { NodePool, NodePoolCondition } from './api-types.js';
-import { APPLIED_SUCCESSFULLY_CONDITION, NODEPOOL_CONDITION_PREFIX } from './constants.js';
+import type { NodePool, NodePoolCondition } from '../api/types.js';
+import { APPLIED_SUCCESSFULLY_CONDITION, NODEPOOL_CONDITION_PREFIX } from '../constants.js';
 
 export interface NodePoolStatusRow {
   readonly type: string;
@@ -50,7 +50,8 @@ function verdictOf(summary: NodePoolCondition | undefined): string {
       return 'PerformanceProfile applied';
     case 'False':
       return `PerformanceProfile not applied: ${summary.reason ?? ''}`;
-    default:
+    case 'Unknown':
+    default: // a status no API version defines: show it as unknown
       return `PerformanceProfile status unknown: ${summary.reason ?? ''}`;
   }
 }

@@ -1,10 +1,9 @@
 // `tessera nodepool status`: the only place that fetches for the view; assess/render are in status-view.ts.
 // Returns the process exit code: 0 when printed, 1 when the named NodePool does not exist.
 import { KubeConfig } from '@kubernetes/client-node';
-import { isNotFound, KubeClient, ResourceClient } from '../runtime/index.js';
-import type { NodePool } from './api-types.js';
-import { BadArgumentError } from './errors.js';
-import { NodePools } from './resources.js';
+import { InvalidArgumentError, isNotFound, KubeClient, ResourceClient } from '../../runtime/index.js';
+import type { NodePool } from '../api/types.js';
+import { NodePools } from '../resources.js';
 import { assessNodePoolStatus, renderNodePoolStatus } from './status-view.js';
 
 export interface NodePoolStatusCommandOptions {
@@ -21,11 +20,15 @@ export interface NodePoolStatusCommandOptions {
   now?: number;
 }
 
-/** `NAMESPACE/NAME` -> its parts; throws BadArgumentError naming the expected form. */
+/** `NAMESPACE/NAME` -> its parts; throws InvalidArgumentError naming the expected form. */
 export function parseNodePoolTarget(target: string): { namespace: string; name: string } {
   const slash = target.indexOf('/');
   if (slash <= 0 || slash === target.length - 1 || target.indexOf('/', slash + 1) >= 0) {
-    throw new BadArgumentError(`expected NAMESPACE/NAME, got "${target}" (for example clusters/my-nodepool)`);
+    throw new InvalidArgumentError(
+      'the NodePool',
+      `expected NAMESPACE/NAME, got "${target}" (for example clusters/my-nodepool)`,
+      'argument',
+    );
   }
   return { namespace: target.slice(0, slash), name: target.slice(slash + 1) };
 }
@@ -70,7 +73,8 @@ export async function runNodePoolStatus(opts: NodePoolStatusCommandOptions): Pro
 function apiMissing(server: string): (err: unknown) => never {
   return (err: unknown): never => {
     if (isNotFound(err)) {
-      throw new BadArgumentError(
+      throw new InvalidArgumentError(
+        '--kubeconfig',
         `${server} does not serve NodePools (${NodePools.group}/${NodePools.version}); point --kubeconfig at a HyperShift management cluster`,
       );
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BadArgumentError } from './errors.js';
+import { InvalidArgumentError } from '../../runtime/index.js';
 import { parseNodePoolTarget } from './status-command.js';
 
 describe('tessera nodepool status NAMESPACE/NAME', () => {
@@ -8,7 +8,7 @@ describe('tessera nodepool status NAMESPACE/NAME', () => {
   });
 
   it.each(['np-a', '/np-a', 'clusters/', 'a/b/c'])('rejects %s, showing the expected form', (target) => {
-    expect(() => parseNodePoolTarget(target)).toThrow(BadArgumentError);
+    expect(() => parseNodePoolTarget(target)).toThrow(InvalidArgumentError);
     expect(() => parseNodePoolTarget(target)).toThrow(/expected NAMESPACE\/NAME/);
   });
 });

@@ -1,6 +1,6 @@
 // Runs several Runnables as one: start() resolves when all have stopped; if one fails, the others are stopped
 // (through a derived signal) and the first failure is rethrown after they have all returned.
-import { type Runnable } from '../runtime/index.js';
+import type { Runnable } from './runnable.js';
 
 /** `needsLeaderElection`: whether a Manager should start the bundle only while leading. Default: false. */
 export function runTogether(name: string, parts: readonly Runnable[], needsLeaderElection = false): Runnable {

@@ -3,8 +3,8 @@
 // PerformanceProfileStatus, and whether writing it is a meaningful change.
 // Guarantees: deterministic for the same inputs and `now`; lastTransitionTime moves only when a condition's status
 // changes; a timestamp-only difference is never "meaningful" (only the heartbeat interval may ask for a write).
-import { metaTime } from '../runtime/index.js';
-import type { PerformanceProfileStatus, ProfileCondition, TunedProfile } from './api-types.js';
+import { metaTime } from '../../runtime/index.js';
+import type { PerformanceProfileStatus, ProfileCondition, TunedProfile } from '../api/types.js';
 import {
   DEPLOYMENT_STARTING_MESSAGE,
   NTO_REASONS,
@@ -12,8 +12,8 @@ import {
   TUNED_CONDITION_APPLIED,
   TUNED_CONDITION_DEGRADED,
   type ProfileConditionType,
-} from './constants.js';
-import { runtimeClassName, tunedStatusReference } from './names.js';
+} from '../constants.js';
+import { runtimeClassName, tunedStatusReference } from '../names.js';
 
 /** Something read from the hosted cluster, or the error that prevented reading it. */
 export type Observed<T> =

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fixturePath } from '../../test/support/fixtures.js';
+import { fixturePath } from '../../../test/support/fixtures.js';
 import type {
   ConfigMap,
   NodePool,
   NodePoolCondition,
   PerformanceProfileStatus,
   ProfileCondition,
-} from './api-types.js';
+} from '../api/types.js';
 import {
   assessNodePoolPerformance,
   assessRejectedStatus,
@@ -15,7 +15,7 @@ import {
   SUMMARY_REASONS,
   type AssessNodePoolInput,
 } from './nodepool-conditions.js';
-import { encodeProfileStatus } from './status-codec.js';
+import { encodeProfileStatus } from '../status-codec.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -1,0 +1,59 @@
+// `npm run generate`: rewrites every generated file of the repository from its source of truth (each area's pure
+// generator), only where the content changed. `npm run generate:check` (part of `npm run lint`, so CI runs it)
+// writes nothing, names every stale or missing file on stderr and exits 1.
+//   pod placement   deploy/crds/multiarch.openshift.io_*.yaml        src/podplacement/api/crd.ts
+//   update status   deploy/crds/update.openshift.io_updatestatuses.yaml  src/updatestatus/api/generate.ts
+//   NodePool        deploy/crds/dev/<hypershift, performance, tuned CRDs>  src/nodepool/api/generate.ts
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generatedFiles as nodePoolFiles } from '../src/nodepool/api/generate.js';
+import { crdFileName, renderCrdYaml } from '../src/podplacement/api/crd.js';
+import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from '../src/podplacement/api/schema.js';
+import { generatedFiles as updateStatusFiles } from '../src/updatestatus/api/generate.js';
+
+/** A generated file: its path relative to the project root, and its exact content. */
+interface GeneratedFile {
+  readonly path: string;
+  readonly content: string;
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const podPlacementFiles = (): GeneratedFile[] =>
+  [CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG].map((kind) => ({
+    path: `deploy/crds/${crdFileName(kind)}`,
+    content: renderCrdYaml(kind),
+  }));
+
+async function allGeneratedFiles(): Promise<GeneratedFile[]> {
+  const files = [...podPlacementFiles(), ...(await updateStatusFiles()), ...nodePoolFiles()];
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (seen.has(f.path)) throw new Error(`two generators write ${f.path}`);
+    seen.add(f.path);
+  }
+  return files;
+}
+
+async function main(check: boolean): Promise<number> {
+  let stale = 0;
+  for (const file of await allGeneratedFiles()) {
+    const target = path.join(root, file.path);
+    const current = await readFile(target, 'utf8').catch(() => undefined);
+    if (current === file.content) continue;
+    if (check) {
+      stale++;
+      process.stderr.write(
+        `${file.path} is ${current === undefined ? 'missing' : 'out of date'}; run npm run generate\n`,
+      );
+      continue;
+    }
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, file.content);
+    process.stdout.write(`wrote ${file.path}\n`);
+  }
+  return stale > 0 ? 1 : 0;
+}
+
+process.exitCode = await main(process.argv.includes('--check'));
