@@ -5,8 +5,13 @@
 import * as nodeModule from 'node:module';
 import type * as Commander from 'commander';
 
-// Node 22.1+ caches compiled code between runs (no-op where unsupported, e.g. Node 20).
-(nodeModule as unknown as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+// Node 22.1+ caches compiled code between runs, in $NODE_COMPILE_CACHE or the OS temp dir (never the install
+// directory); absent on Node 20. A cache that cannot be used (read-only or full disk) only costs the speed-up.
+try {
+  (nodeModule as unknown as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+} catch {
+  // Start without the cache.
+}
 
 const require = nodeModule.createRequire(import.meta.url);
 // commander is CommonJS: require() skips the ESM wrapper's export scan (cjs-module-lexer), a measurable part of
@@ -38,7 +43,13 @@ const program = new Command('tessera')
 // commands alone, `tessera --version` none; help, errors and anything else load all of them.
 const commandGroups: Readonly<Record<string, () => Promise<(program: Commander.Command) => void>>> = {
   start: async () => (await import('./start-command.js')).registerStartCommand,
-  dev: async () => (await import('../devcluster/cli.js')).registerDevCommands,
+  dev: async () => {
+    const [{ registerDevCommands }, { registerSimulateUpdateCommand }] = await Promise.all([
+      import('../devcluster/cli.js'),
+      import('../demo/cli.js'),
+    ]);
+    return (p) => registerSimulateUpdateCommand(registerDevCommands(p));
+  },
   image: async () => (await import('../registry/cli.js')).registerImageCommands,
   nodepool: async () => (await import('../nodepool/cli.js')).registerNodePoolCommands,
   podplacement: async () => (await import('../podplacement/cli.js')).registerPodPlacementCommands,
@@ -52,7 +63,8 @@ const groups =
     : first === undefined && args.some((arg) => arg === '-V' || arg === '--version')
       ? []
       : Object.keys(commandGroups);
-for (const register of await Promise.all(groups.map((name) => commandGroups[name]?.()))) register?.(program);
+const loaders = groups.flatMap((name) => commandGroups[name] ?? []);
+for (const register of await Promise.all(loaders.map((load) => load()))) register(program);
 
 try {
   await program.parseAsync(process.argv);

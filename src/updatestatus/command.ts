@@ -3,12 +3,14 @@
 // `oc adm upgrade status`, or the UpdateStatus object with -o json|yaml (the controller's, when it runs).
 // Like oc, a line about alerts that could not be read comes first on stdout (stderr with -o json|yaml); other
 // notes go to stderr.
-import type { KubeClient } from '../runtime/client.js';
-import { ApiStatusError } from '../runtime/errors.js';
+// Only what rendering a snapshot as text needs is imported here; the live cluster's modules (Kubernetes client,
+// undici for alerts) and the UpdateStatus object's (-o json|yaml) load where they are used, so a snapshot's start-up
+// does not pay for them.
+import type { KubeClient } from '../runtime/index.js';
+import { InvalidArgumentError, isNotFound } from '../runtime/light.js';
 import { type AssessOptions, type UpdateStatusReport, assessUpdateStatus, snapshotNow } from './assess.js';
 import type { AlertsReading } from './alerts.js';
-import { createLiveAlertsReader } from './alertsource.js';
-import { InvalidArgumentError, NoClusterVersionError, UpdateStatusError } from './errors.js';
+import { NoClusterVersionError, UpdateStatusError } from './errors.js';
 import { type Instant, MILLISECOND, parseTime } from './gotime.js';
 import type {
   ClusterOperator,
@@ -19,9 +21,6 @@ import type {
   MachineConfigPool,
   Node,
 } from './inputs.js';
-import { projectUpdateStatus, updateStatusObject } from './api/project.js';
-import { isHealthyStatus, reportFromUpdateStatus } from './api/read.js';
-import { GROUP, PLURAL, SINGLETON_NAME, VERSION } from './api/names.js';
 import type { UpdateStatus } from './api/schema.js';
 import { DETAILS_LEVELS, type DetailsLevel, renderUpdateStatus } from './render.js';
 import { loadSnapshot, mcoImageOf } from './snapshot.js';
@@ -120,10 +119,6 @@ function parsePrometheusUrl(text: string | undefined): string | undefined {
     throw new InvalidArgumentError('--prometheus-url', `${text} (must be an http or https URL)`);
   }
   return text;
-}
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof ApiStatusError && err.statusCode === 404;
 }
 
 async function getOrUndefined<T>(client: KubeClient, path: string): Promise<T | undefined> {
@@ -226,6 +221,7 @@ async function present(
 ): Promise<string> {
   if (opts.output === 'text') return notice + renderUpdateStatus(report, opts.details);
   if (notice !== '') io.err(notice);
+  const { projectUpdateStatus, updateStatusObject } = await import('./api/project.js');
   return formatObject(updateStatusObject(projectUpdateStatus(report, now)), opts.output);
 }
 
@@ -247,11 +243,20 @@ function snapshotSource(opts: UpgradeStatusOptions, cvPath: string, io: CommandI
   };
 }
 
-// The Kubernetes client loads only here: rendering a snapshot never pays for it.
+// The Kubernetes client, undici and the UpdateStatus API load only here: rendering a snapshot never pays for them.
 async function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Promise<Source> {
-  const [{ KubeConfig }, { KubeClient }] = await Promise.all([
+  const [
+    { KubeConfig },
+    { KubeClient },
+    { createLiveAlertsReader },
+    { isHealthyStatus, reportFromUpdateStatus },
+    { GROUP, PLURAL, SINGLETON_NAME, VERSION },
+  ] = await Promise.all([
     import('@kubernetes/client-node'),
-    import('../runtime/client.js'),
+    import('../runtime/index.js'),
+    import('./alertsource.js'),
+    import('./api/read.js'),
+    import('./api/names.js'),
   ]);
   const kc = new KubeConfig();
   if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
