@@ -2,6 +2,110 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Folder boundaries (enforced below for every non-test file under src/; tests and bench may import anything):
+//
+//   folder        may import
+//   runtime       nothing outside src/runtime
+//   registry      runtime
+//   podplacement  runtime, registry (only through src/registry/index.ts)
+//   updatestatus  runtime
+//   nodepool      runtime
+//   devcluster    runtime
+//   demo          anything but cli
+//   cli           anything (the command-line shell: it wires every folder, internals included)
+//
+// Outside src/runtime and src/cli, the runtime is imported only through src/runtime/index.ts, or
+// src/runtime/light.ts (its part that loads no third-party module, for code on a command's start-up path), and the
+// registry only through src/registry/index.ts. No product folder imports devcluster or demo.
+// An area's own `cli.ts` (its commands' registration) may also import src/cli/logging.ts, which every command uses
+// to build its logger. Static imports are checked by no-restricted-imports, `import()` by no-restricted-syntax.
+
+const AREAS = [
+  'runtime',
+  'registry',
+  'podplacement',
+  'updatestatus',
+  'nodepool',
+  'devcluster',
+  'demo',
+  'cli',
+];
+
+/** @type {Record<string, string[]>} area -> the areas it may import */
+const MAY_IMPORT = {
+  runtime: [],
+  registry: ['runtime'],
+  podplacement: ['runtime', 'registry'],
+  updatestatus: ['runtime'],
+  nodepool: ['runtime'],
+  devcluster: ['runtime'],
+  demo: AREAS.filter((a) => a !== 'cli'),
+};
+
+/** @type {Record<string, string[]>} area -> the only modules of it other areas may import */
+const ENTRY_POINTS = {
+  runtime: ['index', 'light'],
+  registry: ['index'],
+};
+
+// Import specifiers in src are relative ('../runtime/index.js', '../../registry/index.js'); a folder named like an
+// area inside another area would be mistaken for it, so areas have no such sub-folders.
+const up = '^(\\.\\./)+';
+
+/**
+ * The import-specifier patterns `area` must not use.
+ * @param {string} area
+ * @param {{ cliLogging?: boolean }} [options]
+ */
+function forbiddenImports(area, options = {}) {
+  const allowed = MAY_IMPORT[area] ?? [];
+  const forbidden = AREAS.filter((a) => a !== area && !allowed.includes(a));
+  if (options.cliLogging) forbidden.splice(forbidden.indexOf('cli'), 1);
+  const patterns = [];
+  if (forbidden.length > 0)
+    patterns.push({
+      regex: `${up}(${forbidden.join('|')})(/|$)`,
+      message: `src/${area} may import only ${allowed.length > 0 ? allowed.join(', ') : 'src/runtime'} (see the boundaries at the top of eslint.config.js).`,
+    });
+  for (const [target, modules] of Object.entries(ENTRY_POINTS))
+    if (target !== area && allowed.includes(target))
+      patterns.push({
+        regex: `${up}${target}/(?!(${modules.join('|')})\\.js$)`,
+        message: `Import src/${target} only through ${modules.map((m) => `src/${target}/${m}.ts`).join(' or ')}.`,
+      });
+  if (options.cliLogging)
+    patterns.push({
+      regex: `${up}cli/(?!logging\\.js$)`,
+      message: `An area's cli.ts may import only src/cli/logging.ts from src/cli.`,
+    });
+  return patterns;
+}
+
+/**
+ * The boundary rules for the files of `area`, for static imports and `import()`.
+ * @param {string} area
+ * @param {string[]} files
+ * @param {{ cliLogging?: boolean }} [options]
+ */
+function boundaryConfig(area, files, options) {
+  const patterns = forbiddenImports(area, options);
+  return {
+    files,
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns }],
+      // esquery regexes cannot hold a '/', so it is written \x2F.
+      'no-restricted-syntax': [
+        'error',
+        ...patterns.map((p) => ({
+          selector: `ImportExpression[source.value=/${p.regex.replaceAll('/', '\\x2F')}/]`,
+          message: p.message,
+        })),
+      ],
+    },
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'bench/results/**'] },
   js.configs.recommended,
@@ -13,4 +117,22 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // Lint that sees types: promises that are dropped or passed where a callback's result is ignored, awaits of
+  // non-promises, and switches that miss a case of a union.
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+    },
+  },
+  ...Object.keys(MAY_IMPORT).map((area) => boundaryConfig(area, [`src/${area}/**/*.ts`])),
+  ...Object.keys(MAY_IMPORT)
+    .filter((area) => area !== 'runtime')
+    .map((area) => boundaryConfig(area, [`src/${area}/cli.ts`], { cliLogging: true })),
 );

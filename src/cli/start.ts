@@ -81,7 +81,7 @@ async function resolveTarget(name: string, KubeConfigClass: typeof KubeConfig): 
 
 async function runPodPlacement(target: Target, signal: AbortSignal, logger: Logger): Promise<void> {
   if (target.local) {
-    const { runPodPlacementDemo } = await import('../podplacement/demo.js');
+    const { runPodPlacementDemo } = await import('../demo/podplacement.js');
     const demo = await runPodPlacementDemo({
       kubeConfig: target.kubeConfig,
       stateDir: target.local.stateDir,
@@ -144,7 +144,7 @@ async function runUpdateStatus(target: Target, signal: AbortSignal, logger: Logg
   say('[updatestatus] controller running; see it with: npx tessera upgrade status --details=all');
   if (target.local) {
     // One simulated z-stream update after another, a minute apart, so there is always something to watch.
-    const { runSimulation } = await import('../updatestatus/simulate/driver.js');
+    const { runSimulation } = await import('../demo/update-simulation/driver.js');
     const client = new KubeClient(target.kubeConfig, { userAgent: 'tessera-simulator' });
     for (let patch = 0; !signal.aborted; patch++) {
       const from = `4.16.${patch}`;
@@ -183,7 +183,7 @@ async function runNodePool(name: string, target: Target, signal: AbortSignal, lo
   const { KubeConfig } = await import('@kubernetes/client-node');
   const hostedConfig = new KubeConfig();
   hostedConfig.loadFromFile(hosted.kubeconfigPath);
-  const { runNodePoolDemo } = await import('../nodepool/demo.js');
+  const { runNodePoolDemo } = await import('../demo/nodepool.js');
   await runNodePoolDemo({
     management: target.kubeConfig,
     hosted: hostedConfig,

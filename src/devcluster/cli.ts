@@ -1,10 +1,11 @@
-// `tessera dev up|down|status|env`: the local control plane. Only commander is imported here; the
+// `tessera dev up|down|status|env`: the local control plane (`dev simulate-update` is the demo's, src/demo/cli.ts). Only commander is imported here; the
 // implementation loads when a command runs.
 import type { Command } from 'commander';
 
 const DEFAULT_NAME = 'tessera';
 
-export function registerDevCommands(program: Command): void {
+/** Registers `tessera dev ...` and returns the `dev` command, for the demo's own sub-command. */
+export function registerDevCommands(program: Command): Command {
   const dev = program
     .command('dev')
     .description('run a real local Kubernetes control plane (etcd, kube-apiserver, controllers, kwok nodes)');
@@ -51,17 +52,5 @@ export function registerDevCommands(program: Command): void {
       await devEnv(opts);
     });
 
-  dev
-    .command('simulate-update')
-    .description(
-      'drive a realistic OpenShift update on the local cluster (operators in waves, node drains and reboots)',
-    )
-    .requiredOption('--to <version>', 'version to update to, e.g. 4.16.1')
-    .option('--from <version>', 'version to update from', '4.16.0')
-    .option('--step-ms <ms>', 'real time per simulation step', '2000')
-    .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG or ~/.kube/config)')
-    .action(async (opts: { to: string; from: string; stepMs: string; kubeconfig?: string }) => {
-      const { simulateUpdateCommand } = await import('../updatestatus/simulate/command.js');
-      await simulateUpdateCommand(opts);
-    });
+  return dev;
 }

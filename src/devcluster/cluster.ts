@@ -9,7 +9,13 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ensureBinaries, requireBinaries, readComponentVersions } from './binaries.js';
+import {
+  ensureBinaries,
+  requireBinaries,
+  readComponentVersions,
+  type BinaryPaths,
+  type ComponentVersions,
+} from './binaries.js';
 import { DevClusterError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import {
@@ -19,7 +25,7 @@ import {
   KWOK_NODE_ANNOTATION_VALUE,
   type FakeNodeSpec,
 } from './nodes.js';
-import { createCertificateAuthority, generateSigningKeyPair } from './pki.js';
+import { createCertificateAuthority, generateSigningKeyPair } from '../runtime/index.js';
 import {
   freePort,
   isRunning,
@@ -263,259 +269,329 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
   }
 }
 
-async function startDevClusterOnce(options: DevClusterOptions): Promise<DevCluster> {
-  const log = options.log ?? ((): void => undefined);
-  const timeoutMs = options.startTimeoutMs ?? 60_000;
-  const binaries = options.buildMissingBinaries ? await ensureBinaries() : requireBinaries();
-  const versions = readComponentVersions();
-  const stateRoot = options.stateRoot ?? defaultStateRoot();
-  const files = filesOf(path.join(stateRoot, options.name));
-  const previous = readClusterState(options.name, stateRoot);
-  if (previous && isClusterRunning(previous)) {
-    throw new DevClusterError(
-      'TESSERA_DEVCLUSTER_ALREADY_RUNNING',
-      `cluster "${options.name}" is already running (${previous.server}); stop it with \`tessera dev down --name ${options.name}\``,
-    );
-  }
-  for (const dir of [files.dir, files.logs, files.etcdData]) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const pki = await ensurePki(files);
-  const ports = {
-    etcdClient: await freePort(),
-    etcdPeer: await freePort(),
-    apiserver: await freePort(),
-    controllerManager: await freePort(),
-    scheduler: await freePort(),
-    kwok: await freePort(),
-  };
-  const server = `https://127.0.0.1:${ports.apiserver}`;
-  const adminTls = {
-    ca: pki.caPem,
-    cert: readFileSync(pki.file('admin.crt'), 'utf8'),
-    key: readFileSync(pki.file('admin.key'), 'utf8'),
-  };
-  const processes: Partial<Record<ComponentName, ComponentProcess>> = {};
-  let registry: LocalRegistryInfo | undefined;
-  const logFile = (name: string): string => path.join(files.logs, `${name}.log`);
+function startDevClusterOnce(options: DevClusterOptions): Promise<DevCluster> {
+  return ClusterStart.prepare(options).then((start) => start.run());
+}
 
-  const writeKubeconfig = (fileName: string, identity: string): string => {
-    const target = path.join(files.dir, fileName);
+interface ComponentTls {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/**
+ * One attempt at starting a cluster: the state every step shares (files, PKI, ports, started processes) and the
+ * steps, in order: etcd, kube-apiserver, then the other components at once, then the cluster's first objects.
+ * On any failure, everything this attempt started is stopped.
+ */
+class ClusterStart {
+  private readonly log: (message: string) => void;
+  private readonly timeoutMs: number;
+  private readonly server: string;
+  private readonly adminTls: ComponentTls;
+  private readonly processes: Partial<Record<ComponentName, ComponentProcess>> = {};
+  private registry: LocalRegistryInfo | undefined;
+
+  private constructor(
+    private readonly options: DevClusterOptions,
+    private readonly binaries: BinaryPaths,
+    private readonly versions: ComponentVersions,
+    private readonly files: Files,
+    private readonly pki: Pki,
+    private readonly ports: ClusterPorts,
+  ) {
+    this.log = options.log ?? ((): void => undefined);
+    this.timeoutMs = options.startTimeoutMs ?? 60_000;
+    this.server = `https://127.0.0.1:${ports.apiserver}`;
+    this.adminTls = {
+      ca: pki.caPem,
+      cert: readFileSync(pki.file('admin.crt'), 'utf8'),
+      key: readFileSync(pki.file('admin.key'), 'utf8'),
+    };
+  }
+
+  /** Checks the cluster is not running, creates its directories and PKI, and picks free ports. */
+  static async prepare(options: DevClusterOptions): Promise<ClusterStart> {
+    const binaries = options.buildMissingBinaries ? await ensureBinaries() : requireBinaries();
+    const versions = readComponentVersions();
+    const stateRoot = options.stateRoot ?? defaultStateRoot();
+    const files = filesOf(path.join(stateRoot, options.name));
+    const previous = readClusterState(options.name, stateRoot);
+    if (previous && isClusterRunning(previous)) {
+      throw new DevClusterError(
+        'TESSERA_DEVCLUSTER_ALREADY_RUNNING',
+        `cluster "${options.name}" is already running (${previous.server}); stop it with \`tessera dev down --name ${options.name}\``,
+      );
+    }
+    for (const dir of [files.dir, files.logs, files.etcdData])
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const pki = await ensurePki(files);
+    const ports: ClusterPorts = {
+      etcdClient: await freePort(),
+      etcdPeer: await freePort(),
+      apiserver: await freePort(),
+      controllerManager: await freePort(),
+      scheduler: await freePort(),
+      kwok: await freePort(),
+    };
+    return new ClusterStart(options, binaries, versions, files, pki, ports);
+  }
+
+  async run(): Promise<DevCluster> {
+    try {
+      this.log(`starting etcd ${this.versions.etcd}`);
+      await this.startEtcd();
+      this.log(`starting kube-apiserver ${this.versions.kubernetes}`);
+      await this.startApiServer();
+      this.writeKubeconfig('kubeconfig', 'admin');
+      await this.startOtherComponents();
+      this.writeState();
+      const cluster = handle(this.snapshot(), () => this.startApiServer(), this.processes, this.files);
+      await this.createFirstObjects(cluster);
+      return cluster;
+    } catch (err) {
+      await stopClusterByState({ ...this.snapshot(), processes: this.processes }, {});
+      throw err;
+    }
+  }
+
+  private snapshot(): DevClusterState {
+    return {
+      name: this.options.name,
+      stateDir: this.files.dir,
+      server: this.server,
+      kubeconfigPath: this.files.adminKubeconfig,
+      kubernetesVersion: this.versions.kubernetes,
+      ports: this.ports,
+      processes: { ...this.processes },
+      ...(this.registry ? { registry: this.registry } : {}),
+      startedAt: new Date().toISOString(),
+    };
+  }
+
+  private writeState(): void {
+    writeState(this.files, this.snapshot());
+  }
+
+  private logFile(name: string): string {
+    return path.join(this.files.logs, `${name}.log`);
+  }
+
+  /** Writes a kubeconfig for one of the PKI's client identities and returns its path. */
+  private writeKubeconfig(fileName: string, identity: string): string {
+    const target = path.join(this.files.dir, fileName);
     const text = renderKubeconfig({
-      clusterName: options.name,
-      server,
-      caPem: pki.caPem,
+      clusterName: this.options.name,
+      server: this.server,
+      caPem: this.pki.caPem,
       user: identity,
-      clientCertPem: readFileSync(pki.file(`${identity}.crt`), 'utf8'),
-      clientKeyPem: readFileSync(pki.file(`${identity}.key`), 'utf8'),
+      clientCertPem: readFileSync(this.pki.file(`${identity}.crt`), 'utf8'),
+      clientKeyPem: readFileSync(this.pki.file(`${identity}.key`), 'utf8'),
     });
     writeFileSync(target, text, { mode: 0o600 });
     return target;
-  };
+  }
 
-  const stopStarted = async (): Promise<void> => {
-    await stopClusterByState({ ...snapshot(), processes }, {});
-  };
-  const snapshot = (): DevClusterState => ({
-    name: options.name,
-    stateDir: files.dir,
-    server,
-    kubeconfigPath: files.adminKubeconfig,
-    kubernetesVersion: versions.kubernetes,
-    ports,
-    processes: { ...processes },
-    ...(registry ? { registry } : {}),
-    startedAt: new Date().toISOString(),
-  });
+  /** Spawns a component, records it in the state file's process list, and waits until `healthy`. */
+  private spawn(
+    name: ComponentName,
+    binary: string,
+    args: string[],
+    healthy: () => Promise<boolean>,
+  ): Promise<void> {
+    const proc = spawnComponent({ name, binary, args, logFile: this.logFile(name) });
+    this.processes[name] = proc;
+    return waitUntilHealthy(proc, healthy, this.timeoutMs);
+  }
 
-  const startApiServer = async (): Promise<void> => {
+  private async startEtcd(): Promise<void> {
     const proc = spawnComponent({
-      name: 'kube-apiserver',
-      binary: binaries['kube-apiserver'],
-      args: apiServerArgs(ports, pki, files),
-      logFile: logFile('kube-apiserver'),
+      name: 'etcd',
+      binary: this.binaries.etcd,
+      args: etcdArgs(this.ports, this.files),
+      logFile: this.logFile('etcd'),
     });
-    processes['kube-apiserver'] = proc;
-    writeState(files, snapshot());
+    this.processes.etcd = proc;
+    this.writeState();
     await waitUntilHealthy(
       proc,
-      async () => (await httpGet(`${server}/readyz`, adminTls)).status === 200,
-      timeoutMs,
+      async () => (await httpGet(`http://127.0.0.1:${this.ports.etcdClient}/health`)).status === 200,
+      this.timeoutMs,
     );
-  };
+  }
 
-  try {
-    log(`starting etcd ${versions.etcd}`);
-    const etcd = spawnComponent({
-      name: 'etcd',
-      binary: binaries.etcd,
-      args: [
-        '--name=default',
-        `--data-dir=${files.etcdData}`,
-        `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`,
-        `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
-        `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
-        `--initial-cluster=default=http://127.0.0.1:${ports.etcdPeer}`,
-        // A development store: durability across power loss is not worth the fsync latency here.
-        '--unsafe-no-fsync',
-        '--quota-backend-bytes=4294967296',
-        '--log-level=warn',
-      ],
-      logFile: logFile('etcd'),
+  /** Also restarts it (DevCluster.restartApiServer): same port, same data. */
+  private async startApiServer(): Promise<void> {
+    const proc = spawnComponent({
+      name: 'kube-apiserver',
+      binary: this.binaries['kube-apiserver'],
+      args: apiServerArgs(this.ports, this.pki, this.files),
+      logFile: this.logFile('kube-apiserver'),
     });
-    processes.etcd = etcd;
-    writeState(files, snapshot());
+    this.processes['kube-apiserver'] = proc;
+    this.writeState();
     await waitUntilHealthy(
-      etcd,
-      async () => (await httpGet(`http://127.0.0.1:${ports.etcdClient}/health`)).status === 200,
-      timeoutMs,
+      proc,
+      async () => (await httpGet(`${this.server}/readyz`, this.adminTls)).status === 200,
+      this.timeoutMs,
     );
+  }
 
-    log(`starting kube-apiserver ${versions.kubernetes}`);
-    await startApiServer();
-    writeKubeconfig('kubeconfig', 'admin');
-
-    const componentTls = { ca: pki.caPem, cert: adminTls.cert, key: adminTls.key };
+  /** Starts the enabled components at once; settles every start before failing, so cleanup knows each process. */
+  private async startOtherComponents(): Promise<void> {
     const started: Array<Promise<void>> = [];
-    if (options.controllerManager ?? true) {
-      const kubeconfig = writeKubeconfig('kube-controller-manager.kubeconfig', 'kube-controller-manager');
-      const proc = spawnComponent({
-        name: 'kube-controller-manager',
-        binary: binaries['kube-controller-manager'],
-        args: [
-          `--kubeconfig=${kubeconfig}`,
-          `--authentication-kubeconfig=${kubeconfig}`,
-          `--authorization-kubeconfig=${kubeconfig}`,
-          '--bind-address=127.0.0.1',
-          `--secure-port=${ports.controllerManager}`,
-          `--tls-cert-file=${pki.file('components.crt')}`,
-          `--tls-private-key-file=${pki.file('components.key')}`,
-          `--client-ca-file=${pki.caFile}`,
-          `--root-ca-file=${pki.caFile}`,
-          `--service-account-private-key-file=${pki.file('sa.key')}`,
-          `--service-cluster-ip-range=${SERVICE_CIDR}`,
-          '--use-service-account-credentials=true',
-          '--leader-elect=false',
-          '--controllers=*',
-          '--v=1',
-        ],
-        logFile: logFile('kube-controller-manager'),
-      });
-      processes['kube-controller-manager'] = proc;
-      started.push(
-        waitUntilHealthy(
-          proc,
-          async () =>
-            (await httpGet(`https://127.0.0.1:${ports.controllerManager}/healthz`, componentTls)).status ===
-            200,
-          timeoutMs,
-        ),
-      );
-    }
-    if (options.scheduler ?? true) {
-      const kubeconfig = writeKubeconfig('kube-scheduler.kubeconfig', 'kube-scheduler');
-      const proc = spawnComponent({
-        name: 'kube-scheduler',
-        binary: binaries['kube-scheduler'],
-        args: [
-          `--kubeconfig=${kubeconfig}`,
-          `--authentication-kubeconfig=${kubeconfig}`,
-          `--authorization-kubeconfig=${kubeconfig}`,
-          '--bind-address=127.0.0.1',
-          `--secure-port=${ports.scheduler}`,
-          `--tls-cert-file=${pki.file('components.crt')}`,
-          `--tls-private-key-file=${pki.file('components.key')}`,
-          `--client-ca-file=${pki.caFile}`,
-          '--leader-elect=false',
-          '--v=1',
-        ],
-        logFile: logFile('kube-scheduler'),
-      });
-      processes['kube-scheduler'] = proc;
-      started.push(
-        waitUntilHealthy(
-          proc,
-          async () =>
-            (await httpGet(`https://127.0.0.1:${ports.scheduler}/healthz`, componentTls)).status === 200,
-          timeoutMs,
-        ),
-      );
-    }
-    if (options.kwok ?? true) {
-      const kubeconfig = writeKubeconfig('kwok.kubeconfig', 'kwok');
-      // Explicit stage files (kwok's release defaults) keep kwok from reading ~/.kwok/kwok.yaml: nodes become
-      // Ready and renew their Leases, pods bound to them become Running, and deleted pods go away.
-      const proc = spawnComponent({
-        name: 'kwok',
-        binary: binaries.kwok,
-        args: [
-          ...binaries.kwokStages.map((stage) => `--config=${stage}`),
-          '--node-lease-duration-seconds=40',
-          `--kubeconfig=${kubeconfig}`,
-          `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=${KWOK_NODE_ANNOTATION_VALUE}`,
-          `--server-address=127.0.0.1:${ports.kwok}`,
-          '--cidr=10.244.0.0/16',
-          '--node-ip=127.0.0.1',
-        ],
-        logFile: logFile('kwok'),
-      });
-      processes.kwok = proc;
-      started.push(
-        waitUntilHealthy(
-          proc,
-          async () => (await httpGet(`http://127.0.0.1:${ports.kwok}/healthz`)).status === 200,
-          timeoutMs,
-        ),
-      );
-    }
-    if (options.registry) {
-      started.push(
-        (async () => {
-          const { startLocalRegistry } = await import('./registry.js');
-          const dir = path.join(files.dir, 'registry');
-          const local = await startLocalRegistry({ stateDir: dir, auth: 'htpasswd' });
-          const dockerConfigJsonFile = path.join(dir, 'dockerconfig.json');
-          writeFileSync(dockerConfigJsonFile, local.dockerConfigJson(), { mode: 0o600 });
-          const startTicks = processStartTicks(local.pid);
-          processes.registry = {
-            name: 'registry',
-            pid: local.pid,
-            logFile: local.logFile,
-            ...(startTicks ? { startTicks } : {}),
-          };
-          registry = { host: local.host, caFile: local.caFile, dockerConfigJsonFile };
-        })(),
-      );
-    }
-    log('waiting for the other components to become healthy');
-    // Settle every start before failing, so the cleanup below knows each process that did start.
+    if (this.options.controllerManager ?? true) started.push(this.startControllerManager());
+    if (this.options.scheduler ?? true) started.push(this.startScheduler());
+    if (this.options.kwok ?? true) started.push(this.startKwok());
+    if (this.options.registry) started.push(this.startRegistry());
+    this.log('waiting for the other components to become healthy');
     const results = await Promise.allSettled(started);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    writeState(files, snapshot());
+  }
 
-    const cluster = handle(snapshot(), startApiServer, processes, files);
-    if (options.controllerManager ?? true) {
-      // Pods are refused until the service-account controller creates `default`; wait so the cluster is usable.
-      await waitForDefaultServiceAccount(await cluster.kubeConfig(), timeoutMs);
+  private startControllerManager(): Promise<void> {
+    const kubeconfig = this.writeKubeconfig('kube-controller-manager.kubeconfig', 'kube-controller-manager');
+    const healthz = `https://127.0.0.1:${this.ports.controllerManager}/healthz`;
+    return this.spawn(
+      'kube-controller-manager',
+      this.binaries['kube-controller-manager'],
+      controllerManagerArgs(kubeconfig, this.ports, this.pki),
+      async () => (await httpGet(healthz, this.adminTls)).status === 200,
+    );
+  }
+
+  private startScheduler(): Promise<void> {
+    const kubeconfig = this.writeKubeconfig('kube-scheduler.kubeconfig', 'kube-scheduler');
+    const healthz = `https://127.0.0.1:${this.ports.scheduler}/healthz`;
+    return this.spawn(
+      'kube-scheduler',
+      this.binaries['kube-scheduler'],
+      schedulerArgs(kubeconfig, this.ports, this.pki),
+      async () => (await httpGet(healthz, this.adminTls)).status === 200,
+    );
+  }
+
+  private startKwok(): Promise<void> {
+    const kubeconfig = this.writeKubeconfig('kwok.kubeconfig', 'kwok');
+    return this.spawn(
+      'kwok',
+      this.binaries.kwok,
+      kwokArgs(kubeconfig, this.ports, this.binaries.kwokStages),
+      async () => (await httpGet(`http://127.0.0.1:${this.ports.kwok}/healthz`)).status === 200,
+    );
+  }
+
+  private async startRegistry(): Promise<void> {
+    const { startLocalRegistry } = await import('./registry.js');
+    const dir = path.join(this.files.dir, 'registry');
+    const local = await startLocalRegistry({ stateDir: dir, auth: 'htpasswd' });
+    const dockerConfigJsonFile = path.join(dir, 'dockerconfig.json');
+    writeFileSync(dockerConfigJsonFile, local.dockerConfigJson(), { mode: 0o600 });
+    const startTicks = processStartTicks(local.pid);
+    this.processes.registry = {
+      name: 'registry',
+      pid: local.pid,
+      logFile: local.logFile,
+      ...(startTicks ? { startTicks } : {}),
+    };
+    this.registry = { host: local.host, caFile: local.caFile, dockerConfigJsonFile };
+  }
+
+  /** Waits for the `default` service account and creates the fake nodes, so the cluster is usable. */
+  private async createFirstObjects(cluster: DevCluster): Promise<void> {
+    if (this.options.controllerManager ?? true) {
+      // Pods are refused until the service-account controller creates `default`.
+      await waitForDefaultServiceAccount(await cluster.kubeConfig(), this.timeoutMs);
     }
+    const nodes = this.options.nodes;
     const nodeSpecs =
-      options.nodes === undefined || options.nodes === 'default'
-        ? defaultNodeSpecs()
-        : options.nodes === 'none'
-          ? []
-          : options.nodes;
+      nodes === undefined || nodes === 'default' ? defaultNodeSpecs() : nodes === 'none' ? [] : nodes;
     if (nodeSpecs.length > 0) {
-      log(`creating ${nodeSpecs.length} fake nodes`);
-      await createFakeNodes(await cluster.kubeConfig(), nodeSpecs, versions.kubernetes);
+      this.log(`creating ${nodeSpecs.length} fake nodes`);
+      await createFakeNodes(await cluster.kubeConfig(), nodeSpecs, this.versions.kubernetes);
     }
-    return cluster;
-  } catch (err) {
-    await stopStarted();
-    throw err;
   }
 }
 
-function apiServerArgs(ports: { etcdClient: number; apiserver: number }, pki: Pki, files: Files): string[] {
+// A type, not an interface: it must be assignable to DevClusterState's Record of ports.
+type ClusterPorts = {
+  readonly etcdClient: number;
+  readonly etcdPeer: number;
+  readonly apiserver: number;
+  readonly controllerManager: number;
+  readonly scheduler: number;
+  readonly kwok: number;
+};
+
+function etcdArgs(ports: ClusterPorts, files: Files): string[] {
+  return [
+    '--name=default',
+    `--data-dir=${files.etcdData}`,
+    `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+    `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+    `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+    `--initial-cluster=default=http://127.0.0.1:${ports.etcdPeer}`,
+    // A development store: durability across power loss is not worth the fsync latency here.
+    '--unsafe-no-fsync',
+    '--quota-backend-bytes=4294967296',
+    '--log-level=warn',
+  ];
+}
+
+function controllerManagerArgs(kubeconfig: string, ports: ClusterPorts, pki: Pki): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${ports.controllerManager}`,
+    `--tls-cert-file=${pki.file('components.crt')}`,
+    `--tls-private-key-file=${pki.file('components.key')}`,
+    `--client-ca-file=${pki.caFile}`,
+    `--root-ca-file=${pki.caFile}`,
+    `--service-account-private-key-file=${pki.file('sa.key')}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    '--use-service-account-credentials=true',
+    '--leader-elect=false',
+    '--controllers=*',
+    '--v=1',
+  ];
+}
+
+function schedulerArgs(kubeconfig: string, ports: ClusterPorts, pki: Pki): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${ports.scheduler}`,
+    `--tls-cert-file=${pki.file('components.crt')}`,
+    `--tls-private-key-file=${pki.file('components.key')}`,
+    `--client-ca-file=${pki.caFile}`,
+    '--leader-elect=false',
+    '--v=1',
+  ];
+}
+
+/**
+ * Explicit stage files (kwok's release defaults) keep kwok from reading ~/.kwok/kwok.yaml: nodes become Ready and
+ * renew their Leases, pods bound to them become Running, and deleted pods go away.
+ */
+function kwokArgs(kubeconfig: string, ports: ClusterPorts, stages: readonly string[]): string[] {
+  return [
+    ...stages.map((stage) => `--config=${stage}`),
+    '--node-lease-duration-seconds=40',
+    `--kubeconfig=${kubeconfig}`,
+    `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=${KWOK_NODE_ANNOTATION_VALUE}`,
+    `--server-address=127.0.0.1:${ports.kwok}`,
+    '--cidr=10.244.0.0/16',
+    '--node-ip=127.0.0.1',
+  ];
+}
+
+function apiServerArgs(ports: ClusterPorts, pki: Pki, files: Files): string[] {
   return [
     `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
     '--bind-address=127.0.0.1',

@@ -1,4 +1,6 @@
 // Typed errors of the local control plane. Callers branch on `code`, never on the message.
+import { TesseraError } from '../runtime/light.js';
+
 export type DevClusterErrorCode =
   | 'TESSERA_DEVCLUSTER_CONFIG'
   | 'TESSERA_DEVCLUSTER_BINARIES_MISSING'
@@ -6,13 +8,4 @@ export type DevClusterErrorCode =
   | 'TESSERA_DEVCLUSTER_NOT_FOUND'
   | 'TESSERA_DEVCLUSTER_ALREADY_RUNNING';
 
-export class DevClusterError extends Error {
-  override readonly name = 'DevClusterError';
-  constructor(
-    readonly code: DevClusterErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export class DevClusterError extends TesseraError<DevClusterErrorCode> {}

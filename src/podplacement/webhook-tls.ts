@@ -5,8 +5,13 @@
 import { mkdir, writeFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { X509Certificate } from 'node:crypto';
-import { createCertificateAuthority } from '../devcluster/pki.js';
-import { CertificateError, isAlreadyExists, isConflict, isNotFound } from '../runtime/index.js';
+import {
+  CertificateError,
+  createCertificateAuthority,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+} from '../runtime/index.js';
 import type { KubeObject } from '../runtime/index.js';
 import type { ResourceClient } from '../runtime/index.js';
 
@@ -193,7 +198,10 @@ export class SelfManagedTls {
 
   private async issue(now: Date, previous: ServingCertificate | undefined): Promise<ServingCertificate> {
     const validityDays = this.o.validityDays ?? 365;
-    const ca = await createCertificateAuthority('tessera-podplacement-webhook-ca', validityDays + 30, now);
+    const ca = await createCertificateAuthority('tessera-podplacement-webhook-ca', {
+      validityDays: validityDays + 30,
+      now,
+    });
     const leaf = await ca.issue({
       commonName: this.o.dnsNames[0] ?? 'pod-placement-web-hook',
       dnsNames: this.o.dnsNames,

@@ -105,13 +105,12 @@ export class ProbeServer {
   }
 
   async close(): Promise<void> {
-    const listeners = [this.main, this.debug];
+    const listeners = [this.main, this.debug].filter((l) => l !== undefined);
     this.main = undefined;
     this.debug = undefined;
     await Promise.all(
       listeners.map(
         (l) =>
-          l &&
           new Promise<void>((resolve) => {
             l.server.close(() => resolve());
             l.server.closeAllConnections();

@@ -60,7 +60,8 @@ export class FileCertificateWatcher {
     validateKeyPair(pair);
     this.fingerprint = pair.certPem + pair.keyPem;
     try {
-      this.watcher = watch(path.dirname(this.options.certFile), () => this.check());
+      // Fire and forget, like the timer: reload() logs a failed read or a broken pair and keeps the current one.
+      this.watcher = watch(path.dirname(this.options.certFile), () => void this.check());
       this.watcher.on('error', () => undefined);
     } catch {
       // Polling alone still works.

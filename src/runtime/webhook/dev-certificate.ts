@@ -1,14 +1,9 @@
-// Generates a throw-away CA and a serving certificate for running webhooks in development and tests (the CA goes
-// into the webhook configuration's caBundle). ECDSA P-256, valid one year, backdated one hour for clock skew.
-// Never use this in production: the CA key lives only in memory and is discarded.
-// @peculiar/x509 resolves its ASN.1 services through tsyringe, which needs the Reflect metadata polyfill first.
-import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+// A throw-away CA and a serving certificate for running webhooks in development and tests (the CA goes into the
+// webhook configuration's caBundle). Valid one year, backdated one hour for clock skew; issued by the runtime's
+// one certificate generator (`pki/certificates.ts`). Never use this in production: the CA key lives only in memory
+// and is discarded.
+import { createCertificateAuthority } from '../pki/certificates.js';
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
-
-const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY_MS = 86_400_000;
 
 export interface DevCertificate {
@@ -29,73 +24,19 @@ export interface DevCertificateOptions {
   now?: Date;
 }
 
-function pem(label: string, der: ArrayBuffer): string {
-  const lines =
-    Buffer.from(der)
-      .toString('base64')
-      .match(/.{1,64}/g) ?? [];
-  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
-}
-
-function serial(): string {
-  const bytes = webcrypto.getRandomValues(new Uint8Array(16));
-  bytes[0] = (bytes[0] ?? 0) & 0x7f;
-  return Buffer.from(bytes).toString('hex');
-}
-
 export async function generateDevCertificate(options: DevCertificateOptions = {}): Promise<DevCertificate> {
   const now = options.now ?? new Date();
-  const notBefore = new Date(now.getTime() - 3_600_000);
-  const notAfter = new Date(now.getTime() + (options.validityDays ?? 365) * DAY_MS);
-  const caKeys = (await webcrypto.subtle.generateKey(ALGORITHM, true, [
-    'sign',
-    'verify',
-  ])) as webcrypto.CryptoKeyPair;
-  const ca = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serial(),
-    name: 'CN=tessera-webhook-dev-ca',
-    notBefore,
-    notAfter,
-    signingAlgorithm: ALGORITHM,
-    keys: caKeys,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
-    ],
-  });
-  const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, [
-    'sign',
-    'verify',
-  ])) as webcrypto.CryptoKeyPair;
+  const validityDays = options.validityDays ?? 365;
   const dnsNames = options.dnsNames ?? ['localhost'];
-  const ips = options.ipAddresses ?? ['127.0.0.1'];
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serial(),
-    subject: `CN=${dnsNames[0] ?? ips[0] ?? 'tessera-webhook'}`,
-    issuer: ca.subject,
-    notBefore,
-    notAfter,
-    signingAlgorithm: ALGORITHM,
-    publicKey: keys.publicKey,
-    signingKey: caKeys.privateKey,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment,
-        true,
-      ),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      await x509.AuthorityKeyIdentifierExtension.create(ca, false),
-      new x509.SubjectAlternativeNameExtension([
-        ...dnsNames.map((value) => ({ type: 'dns' as const, value })),
-        ...ips.map((value) => ({ type: 'ip' as const, value })),
-      ]),
-    ],
+  const ipAddresses = options.ipAddresses ?? ['127.0.0.1'];
+  // pathLength 0: this CA signs only the one serving certificate.
+  const ca = await createCertificateAuthority('tessera-webhook-dev-ca', { validityDays, now, pathLength: 0 });
+  const serving = await ca.issue({
+    commonName: dnsNames[0] ?? ipAddresses[0] ?? 'tessera-webhook',
+    dnsNames,
+    ipAddresses,
+    usage: 'server',
+    notAfter: new Date(now.getTime() + validityDays * DAY_MS),
   });
-  return {
-    caPem: ca.toString('pem') + '\n',
-    certPem: cert.toString('pem') + '\n',
-    keyPem: pem('PRIVATE KEY', await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)),
-  };
+  return { caPem: ca.certPem, certPem: serving.certPem, keyPem: serving.keyPem };
 }

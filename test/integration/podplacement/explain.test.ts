@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { multiPlatformImage, type Blob, type BuiltImage } from '../../../src/devcluster/registry-images.js';
 import { EVENT_REASONS, LABELS, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
-import { trustRegistryClusterWide } from '../../../src/podplacement/demo.js';
+import { trustRegistryClusterWide } from '../../../src/demo/trust-registry.js';
 import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,

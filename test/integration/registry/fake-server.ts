@@ -4,7 +4,7 @@
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createCertificateAuthority } from '../../../src/devcluster/pki.js';
+import { createCertificateAuthority } from '../../../src/runtime/index.js';
 
 export interface RecordedRequest {
   readonly method: string;

@@ -14,10 +14,10 @@ import { UpdateStatuses, installUpdateStatusCrd } from '../../../src/updatestatu
 import type { UpdateStatus } from '../../../src/updatestatus/api/schema.js';
 import { type CommandIO, runUpgradeStatus } from '../../../src/updatestatus/command.js';
 import { createUpdateStatusController } from '../../../src/updatestatus/controller.js';
-import { installOpenShiftDevCrds } from '../../../src/updatestatus/devcrds.js';
+import { installOpenShiftDevCrds } from '../../../src/updatestatus/api/dev-crds.js';
 import { MILLISECOND } from '../../../src/updatestatus/gotime.js';
-import { runSimulation } from '../../../src/updatestatus/simulate/driver.js';
-import type { SimulatedState } from '../../../src/updatestatus/simulate/timeline.js';
+import { runSimulation } from '../../../src/demo/update-simulation/driver.js';
+import type { SimulatedState } from '../../../src/demo/update-simulation/timeline.js';
 import { eventually, startTestCluster } from '../../support/cluster.js';
 
 const TO = '4.16.1';

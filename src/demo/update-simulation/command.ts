@@ -1,7 +1,6 @@
 // `tessera dev simulate-update`: the shell around runSimulation (kubeconfig, Ctrl-C, a progress line per step).
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from '../../runtime/client.js';
-import { InvalidArgumentError } from '../errors.js';
+import { KubeClient, InvalidArgumentError } from '../../runtime/index.js';
 import { runSimulation } from './driver.js';
 
 export async function simulateUpdateCommand(opts: {

@@ -1,12 +1,12 @@
 // The simulated update, assessed step by step with the real rules: it goes through every phase oc knows
 // (operators updating, a degraded operator, nodes draining/updating/rebooting) and ends "not updating".
 import { describe, expect, it } from 'vitest';
-import { assessUpdateStatus } from '../assess.js';
-import { SECOND } from '../gotime.js';
-import type { ClusterSnapshot, MachineConfig, Node } from '../inputs.js';
-import { Annotations } from '../nodestate.js';
-import { renderUpdateStatus } from '../render.js';
-import { NodePhase, nodePhaseName } from '../workerpool.js';
+import { assessUpdateStatus } from '../../updatestatus/assess.js';
+import { SECOND } from '../../updatestatus/gotime.js';
+import type { ClusterSnapshot, MachineConfig, Node } from '../../updatestatus/inputs.js';
+import { Annotations } from '../../updatestatus/nodestate.js';
+import { renderUpdateStatus } from '../../updatestatus/render.js';
+import { NodePhase, nodePhaseName } from '../../updatestatus/workerpool.js';
 import { type SimulationPlan, renderedConfig, simulatedState } from './timeline.js';
 
 const plan: SimulationPlan = {

@@ -1,11 +1,11 @@
 import { X509Certificate, createPrivateKey, createPublicKey, createSign, createVerify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createCertificateAuthority, generateSigningKeyPair } from './pki.js';
+import { createCertificateAuthority, generateSigningKeyPair } from './certificates.js';
 
 describe('pki', () => {
   it('issues a serving certificate that verifies against its CA and names every SAN', async () => {
     const now = new Date('2026-01-01T00:00:00Z');
-    const ca = await createCertificateAuthority('test-ca', 10, now);
+    const ca = await createCertificateAuthority('test-ca', { validityDays: 10, now });
     const leaf = await ca.issue({
       commonName: 'kube-apiserver',
       usage: 'server',

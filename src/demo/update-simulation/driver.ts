@@ -4,20 +4,23 @@
 // Steps are applied in order, each one completely before `onStep`; a caller that must observe every step (tests)
 // returns a promise from `onStep` and the next step waits for it.
 // Only for development clusters: it overwrites ClusterVersion `version`, ClusterOperators and pools it names.
-import type { KubeClient } from '../../runtime/client.js';
-import { realClock, type Clock } from '../../runtime/clock.js';
-import type { KubeObject } from '../../runtime/object.js';
-import { ResourceClient } from '../../runtime/resource-client.js';
-import { Nodes } from '../../runtime/resources.js';
-import { UpdateStatusError } from '../errors.js';
+import {
+  type KubeClient,
+  realClock,
+  type Clock,
+  type KubeObject,
+  ResourceClient,
+  Nodes,
+} from '../../runtime/index.js';
+import { UpdateStatusError } from '../../updatestatus/errors.js';
 import {
   ClusterOperators,
   ClusterVersions,
   MachineConfigPools,
   MachineConfigs,
   installOpenShiftDevCrds,
-} from '../devcrds.js';
-import { Annotations } from '../nodestate.js';
+} from '../../updatestatus/api/dev-crds.js';
+import { Annotations } from '../../updatestatus/nodestate.js';
 import { type SimulatedState, type SimulationPlan, renderedConfig, simulatedState } from './timeline.js';
 
 /** A realistic set of platform operators; the MCO goes last, as in a real update. */
@@ -96,7 +99,7 @@ export async function runSimulation(options: SimulationOptions): Promise<void> {
     .sort();
   if (names.length < 2) {
     throw new UpdateStatusError(
-      'TESSERA_UPDATESTATUS_INVALID_ARGUMENT',
+      'TESSERA_UPDATESTATUS_TOO_FEW_NODES',
       `the simulation needs at least 2 nodes, found ${names.length}; start the dev cluster with nodes`,
     );
   }

@@ -4,8 +4,13 @@
 // (one of them degraded for a while), then the machine-config operator rolls the control-plane nodes one by one
 // (drain, update, reboot, done), the ClusterVersion completes, and the worker nodes follow two at a time.
 // Each state also says which phase it simulates for every node, so callers can check what an observer reports.
-import type { ClusterOperator, ClusterVersion, Condition, MachineConfigPool } from '../inputs.js';
-import { Annotations } from '../nodestate.js';
+import type {
+  ClusterOperator,
+  ClusterVersion,
+  Condition,
+  MachineConfigPool,
+} from '../../updatestatus/inputs.js';
+import { Annotations } from '../../updatestatus/nodestate.js';
 
 export interface SimulationPlan {
   readonly from: string;
