@@ -32,7 +32,7 @@ import {
   MachineConfigPools,
   MachineConfigs,
   installOpenShiftDevCrds,
-} from '../src/updatestatus/devcrds.js';
+} from '../src/updatestatus/api/dev-crds.js';
 import type { BenchMetric, BenchResult } from './types.js';
 
 const SOURCE_CASE = '4.16.0-ec2-control-plane-updated-pdb-prohibits-draining';

@@ -10,7 +10,7 @@ import type { AdmissionHandler, AdmissionRequest, AdmissionResult, Clock } from 
 import { allowed, denied, realClock } from '../runtime/index.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import { CLUSTER_CONFIG_NAME } from './constants.js';
-import { labelSelectorProblem } from './label-selector.js';
+import { labelSelectorProblem } from '../runtime/index.js';
 
 export type Verdict = { allowed: true } | { allowed: false; message: string };
 

@@ -8,6 +8,7 @@ import type { Operation } from 'fast-json-patch';
 import type { AdmissionHandler, AdmissionRequest, AdmissionResult } from '../runtime/index.js';
 import type { Clock } from '../runtime/index.js';
 import type { Logger } from '../runtime/index.js';
+import { isRecord } from '../runtime/index.js';
 import { decideAdmission } from './admission.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import type { PodPlacementMetrics } from './metrics.js';
@@ -23,7 +24,7 @@ export interface GatingWebhookOptions {
 }
 
 function isPod(v: unknown): v is Pod {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return isRecord(v);
 }
 
 export class GatingWebhook implements AdmissionHandler {

@@ -3,7 +3,7 @@
 // mutates its inputs.
 import type { ClusterPodPlacementConfig, NodeAffinityScoring, PodPlacementConfig } from './api/schema.js';
 import { ARCH_LABEL, CONTROL_PLANE_NODE_SELECTOR_LABELS, SCHEDULING_GATE } from './constants.js';
-import { labelSelectorMatchesOrFalse } from './label-selector.js';
+import { labelSelectorMatchesOrFalse } from '../runtime/index.js';
 import type { Pod } from './pod-types.js';
 
 export function hasSchedulingGate(pod: Pod): boolean {
@@ -72,14 +72,20 @@ export function matchingPodPlacementConfigs(
   namespace: string,
   configs: readonly PodPlacementConfig[],
 ): PodPlacementConfig[] {
-  return configs
-    .filter((c) => (c.metadata.namespace ?? namespace) === namespace)
-    .filter((c) => labelSelectorMatchesOrFalse(c.spec.labelSelector, pod.metadata?.labels))
-    .sort(
-      (a, b) =>
-        (b.spec.priority ?? 0) - (a.spec.priority ?? 0) ||
-        (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
-    );
+  return (
+    configs
+      .filter((c) => (c.metadata.namespace ?? namespace) === namespace)
+      // An absent (or null) labelSelector selects every pod of the namespace, as `{}` does: the API's contract.
+      .filter(
+        (c) =>
+          !c.spec.labelSelector || labelSelectorMatchesOrFalse(c.spec.labelSelector, pod.metadata?.labels),
+      )
+      .sort(
+        (a, b) =>
+          (b.spec.priority ?? 0) - (a.spec.priority ?? 0) ||
+          (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+      )
+  );
 }
 
 /** True when the cluster config or one of the matching configs would add preferred terms. */

@@ -12,7 +12,7 @@ import {
   type DockerConfigEntry,
   type PullSecretLike,
 } from '../registry/index.js';
-import { isDnsSubdomain } from './label-selector.js';
+import { isDnsSubdomain } from '../runtime/index.js';
 import type { Pod } from './pod-types.js';
 
 /** Distinct imagePullSecrets names read for one pod; the rest are skipped (and reported). */

@@ -4,6 +4,7 @@
 // `username`/`password`, and an entry with neither is kept (it matches, and is then tried anonymously). Pure; a
 // malformed secret throws InvalidPullSecretError naming the secret and the entry, never the credentials.
 import { InvalidPullSecretError } from './errors.js';
+import { isRecord } from '../runtime/light.js';
 
 export const dockerConfigJsonSecretType = 'kubernetes.io/dockerconfigjson';
 export const dockerCfgSecretType = 'kubernetes.io/dockercfg';
@@ -55,10 +56,6 @@ export function decodeStdBase64(text: string): Buffer | undefined {
   const compact = text.replace(/[\r\n]/g, '');
   if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(compact)) return undefined;
   return Buffer.from(compact, 'base64');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function entriesOfAuthMap(auths: Record<string, unknown>, source: string): DockerConfigEntry[] {
@@ -153,6 +150,7 @@ export function entriesOfPullSecret(secret: PullSecretLike, source: string): Doc
       return parseDockerConfigJson(decode(dockerConfigJsonKey), source);
     case dockerCfgSecretType:
       return parseDockerCfg(decode(dockerCfgKey), source);
+    case undefined:
     default:
       throw new InvalidPullSecretError(
         source,

@@ -1,9 +1,10 @@
 // Typed errors of image inspection. Every error carries a stable `code` and says whether retrying can help
 // (`retryable`); callers branch on `code`, never on the message. Messages name the image or registry, what
-// happened, and what the user can do. Credentials never appear in messages.
+// happened, and what the user can do. Credentials never appear in messages. A malformed option or flag is the
+// runtime's InvalidArgumentError (one for every area).
+import { TesseraError } from '../runtime/light.js';
 
 export type RegistryErrorCode =
-  | 'TESSERA_REGISTRY_INVALID_ARGUMENT'
   | 'TESSERA_REGISTRY_INVALID_REFERENCE'
   | 'TESSERA_REGISTRY_INVALID_PULL_SECRET'
   | 'TESSERA_REGISTRY_UNAUTHORIZED'
@@ -21,24 +22,12 @@ export type RegistryErrorCode =
   | 'TESSERA_REGISTRY_ABORTED';
 
 /** Root of all image-inspection errors. */
-export class RegistryError extends Error {
-  readonly code: RegistryErrorCode;
+export class RegistryError extends TesseraError<RegistryErrorCode> {
   /** True when the same request may succeed later (5xx, 429, timeouts, transport failures). */
   readonly retryable: boolean;
   constructor(code: RegistryErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, options);
     this.retryable = options?.retryable ?? false;
-    this.name = new.target.name;
-  }
-}
-
-/** An option was out of range or inconsistent; `field` names it. */
-export class InvalidArgumentError extends RegistryError {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super('TESSERA_REGISTRY_INVALID_ARGUMENT', `invalid option ${field}: ${message}`);
-    this.field = field;
   }
 }
 

@@ -10,7 +10,6 @@ export type RegistryFailureClass = 'permanent' | 'transient';
 
 /** Codes whose answer cannot change by asking again. */
 const permanentCodes: ReadonlySet<RegistryErrorCode> = new Set<RegistryErrorCode>([
-  'TESSERA_REGISTRY_INVALID_ARGUMENT',
   'TESSERA_REGISTRY_INVALID_REFERENCE',
   'TESSERA_REGISTRY_INVALID_PULL_SECRET',
   'TESSERA_REGISTRY_UNAUTHORIZED',

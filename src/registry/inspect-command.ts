@@ -7,7 +7,8 @@ import {
   entriesOfPullSecret,
   type DockerConfigEntry,
 } from './docker-config.js';
-import { InvalidArgumentError, InvalidPullSecretError } from './errors.js';
+import { InvalidArgumentError, isRecord } from '../runtime/light.js';
+import { InvalidPullSecretError } from './errors.js';
 import { Keyring } from './keyring.js';
 import { emptyRegistryPolicy } from './mirrors.js';
 import { parseImageReference } from './reference.js';
@@ -22,10 +23,6 @@ export interface InspectCommandOptions {
   /** Token realm hosts trusted with credentials besides the registry's own host and domain. Default: none. */
   readonly trustedRealmHost?: readonly string[];
   readonly output: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Reads one credentials file in any of the accepted shapes. */

@@ -121,6 +121,7 @@ export function compileLabelGlob(pattern: string): readonly GlobToken[] | undefi
 
 function tokenMatches(token: GlobToken, char: string): boolean {
   switch (token.kind) {
+    case 'star': // matched by the caller's backtracking; as one character, a star matches any
     case 'any':
       return true;
     case 'literal':
@@ -130,8 +131,6 @@ function tokenMatches(token: GlobToken, char: string): boolean {
       const inside = token.ranges.some(([lo, hi]) => lo <= code && code <= hi);
       return inside !== token.negated;
     }
-    default:
-      return false;
   }
 }
 

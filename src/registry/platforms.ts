@@ -3,6 +3,7 @@
 // config blob, and whether an image is an OLM operator bundle (which runs nowhere, so it fits every node).
 // Callers pass parsed JSON; malformed documents throw RegistryError('TESSERA_REGISTRY_BAD_RESPONSE').
 import { RegistryError } from './errors.js';
+import { isRecord } from '../runtime/light.js';
 
 /** One runnable platform of an image. */
 export interface ImagePlatform {
@@ -58,10 +59,6 @@ export function isValidPlatformName(name: string): boolean {
 export function normalizeArchitecture(architecture: string): string {
   const base = architecture.toLowerCase().split('/')[0] ?? '';
   return architectureAliases.get(base) ?? base;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function stringField(value: Record<string, unknown>, key: string): string | undefined {

@@ -9,7 +9,8 @@ import {
   type FetchedManifest,
 } from './distribution-client.js';
 import { isAnonymousCredential, type RegistryCredential } from './docker-config.js';
-import { InvalidArgumentError, isAbort, RegistryError } from './errors.js';
+import { InvalidArgumentError } from '../runtime/light.js';
+import { isAbort, RegistryError } from './errors.js';
 import type { RedirectPolicy } from './redirect-policy.js';
 import type { ImageInspection, ImageInspector, InspectOptions } from './inspector.js';
 import { Keyring } from './keyring.js';

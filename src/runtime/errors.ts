@@ -1,4 +1,5 @@
-// Typed errors of the controller runtime. Every error carries a stable `code`; callers branch on `code`
+// Typed errors of the controller runtime, and TesseraError, the one base of every Tessera error (each area's
+// errors.ts extends it with its own codes). Every error carries a stable `code`; callers branch on `code`
 // (or `instanceof`), never on the message. Messages say what happened and what the user can do about it.
 
 export type RuntimeErrorCode =
@@ -11,23 +12,42 @@ export type RuntimeErrorCode =
   | 'TESSERA_TERMINAL'
   | 'TESSERA_LEADER_ELECTION'
   | 'TESSERA_WEBHOOK_BAD_REQUEST'
-  | 'TESSERA_CERTIFICATE';
+  | 'TESSERA_CERTIFICATE'
+  | 'TESSERA_INVALID_LABEL_SELECTOR';
 
-/** Root of all runtime errors. */
-export class RuntimeError extends Error {
-  readonly code: RuntimeErrorCode;
-  constructor(code: RuntimeErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+/**
+ * Root of every Tessera error, whatever the area: `code` is stable (`TESSERA_<AREA>_<WHAT>`), so callers and
+ * users branch on it, never on the message. Each area narrows `Code` to its own union in its errors.ts.
+ */
+export class TesseraError<Code extends string = string> extends Error {
+  readonly code: Code;
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.name = new.target.name;
   }
 }
 
-/** An option was out of range or inconsistent; `field` names it. */
+/** Root of all runtime errors. */
+export class RuntimeError extends TesseraError<RuntimeErrorCode> {}
+
+/**
+ * An option, command-line flag or argument was malformed, out of range or inconsistent: the one such error of
+ * every area (code TESSERA_INVALID_ARGUMENT). `field` names it: an option (`maxBytes`) reads "invalid option
+ * maxBytes: ...", a flag (`--output`) or an argument (`NAMESPACE/NAME`, kind 'argument') "invalid value for
+ * --output: ...".
+ */
 export class InvalidArgumentError extends RuntimeError {
   readonly field: string;
-  constructor(field: string, message: string) {
-    super('TESSERA_INVALID_ARGUMENT', `invalid option ${field}: ${message}`);
+  constructor(
+    field: string,
+    detail: string,
+    kind: 'option' | 'argument' = field.startsWith('-') ? 'argument' : 'option',
+  ) {
+    super(
+      'TESSERA_INVALID_ARGUMENT',
+      kind === 'argument' ? `invalid value for ${field}: ${detail}` : `invalid option ${field}: ${detail}`,
+    );
     this.field = field;
   }
 }

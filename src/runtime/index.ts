@@ -1,6 +1,7 @@
 // Public surface of the Tessera controller runtime: client-go semantics (informers, work queues, leader election)
 // and controller-runtime conveniences (Manager, Controller, webhooks, events, conditions) in TypeScript.
-// Controllers import from here only ('../runtime/index.js'); everything else under src/runtime is internal.
+// Controllers import from here only ('../runtime/index.js'), or from light.ts on a command's start-up path;
+// everything else under src/runtime is internal (eslint.config.js enforces it).
 //
 // Typical wiring:
 //   const mgr = new Manager({ kubeConfig, name: 'tessera-podplacement', leaderElection: { leaseNamespace: ns } });
@@ -12,21 +13,9 @@
 // Time
 export { realClock, FakeClock, flushAsync, MAX_TIMER_DELAY_MS, type Clock, type Timer } from './clock.js';
 
-// Errors
-export {
-  RuntimeError,
-  InvalidArgumentError,
-  ApiStatusError,
-  ApiTransportError,
-  WatchExpiredError,
-  WatchStalledError,
-  TerminalError,
-  isNotFound,
-  isConflict,
-  isAlreadyExists,
-  isGone,
-  type RuntimeErrorCode,
-} from './errors.js';
+// Errors, JSON shape checks, label selectors, conditions (also importable alone from light.ts, which loads no
+// third-party module)
+export * from './light.js';
 
 // Objects, resources, API access and writes
 export {
@@ -72,7 +61,7 @@ export {
   type ApplyOptions,
 } from './resource-client.js';
 export { retryOnConflict, type RetryOptions } from './retry.js';
-export { Backoff, type BackoffOptions } from './backoff.js';
+export { Backoff, retryForever, type BackoffOptions, type RetryForeverOptions } from './backoff.js';
 
 // Work queues
 export { WorkQueue, type Queue, type QueueOptions } from './workqueue/queue.js';
@@ -134,9 +123,11 @@ export {
 } from './cache/informer-factory.js';
 
 // Controllers, lifecycle, leader election
-export { Controller, type ControllerOptions, type Reconciler } from './controller.js';
+export { Controller, type ControllerOptions, type Reconciler, type WatchPredicate } from './controller.js';
+export { OwnWrites } from './own-writes.js';
 export { decideRequeue, type ReconcileResult, type QueueAction } from './requeue-policy.js';
 export type { Runnable } from './runnable.js';
+export { runTogether } from './run-together.js';
 export {
   LeaderElector,
   validateLeaderElectionTimings,
@@ -170,18 +161,6 @@ export {
 } from './logging.js';
 
 // Status conditions and events
-export {
-  setStatusCondition,
-  removeStatusCondition,
-  findStatusCondition,
-  isStatusConditionTrue,
-  isStatusConditionFalse,
-  validateCondition,
-  metaTime,
-  type Condition,
-  type ConditionStatus,
-  type ConditionUpdate,
-} from './conditions.js';
 export {
   EventCorrelator,
   AGGREGATED_PREFIX,
@@ -226,3 +205,12 @@ export {
   type DevCertificateOptions,
 } from './webhook/dev-certificate.js';
 export { CertificateError, validateKeyPair, type KeyPair } from './webhook/certificate-source.js';
+export {
+  createCertificateAuthority,
+  generateSigningKeyPair,
+  type CertificateAuthority,
+  type CertificateAuthorityOptions,
+  type CertificatePem,
+  type KeyPairPem,
+  type LeafOptions,
+} from './pki/certificates.js';

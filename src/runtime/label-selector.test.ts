@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { LabelSelector } from './api/schema.js';
+import type { LabelSelector } from './label-selector.js';
 import {
   InvalidLabelSelectorError,
+  labelSelectorMatcher,
   labelSelectorMatches,
   labelSelectorProblem,
   labelSelectorMatchesOrFalse,
@@ -11,7 +12,6 @@ import {
 describe('label selectors', () => {
   const labels = { app: 'web', tier: 'front' };
   it('matches like the API server', () => {
-    expect(labelSelectorMatches(undefined, labels)).toBe(true);
     expect(labelSelectorMatches({}, labels)).toBe(true);
     expect(labelSelectorMatches({ matchLabels: { app: 'web' } }, labels)).toBe(true);
     expect(labelSelectorMatches({ matchLabels: { app: 'db' } }, labels)).toBe(false);
@@ -98,5 +98,22 @@ describe('label selectors', () => {
     expect(
       labelSelectorMatches({ matchExpressions: [{ key: 'constructor', operator: 'DoesNotExist' }] }, {}),
     ).toBe(true);
+  });
+
+  it('compiles a selector once for many label sets; `{}` matches every set, even none', () => {
+    const matches = labelSelectorMatcher({
+      matchLabels: { app: 'web' },
+      matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['back'] }],
+    });
+    expect([labels, { app: 'web' }, { app: 'web', tier: 'back' }, undefined].map(matches)).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect(labelSelectorMatcher({})(undefined)).toBe(true);
+    expect(() => labelSelectorMatcher({ matchExpressions: [{ operator: 'Exists' }] })).toThrow(
+      expect.objectContaining({ code: 'TESSERA_INVALID_LABEL_SELECTOR' }),
+    );
   });
 });

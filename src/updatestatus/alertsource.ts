@@ -7,8 +7,8 @@
 import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
-import type { KubeClient } from '../runtime/client.js';
-import { ApiStatusError } from '../runtime/errors.js';
+import type { KubeClient } from '../runtime/index.js';
+import { ApiStatusError } from '../runtime/light.js';
 import { type AlertsReading, alertsUnavailableNotice, decodeAlerts } from './alerts.js';
 import { goAggregateText } from './goerrors.js';
 

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { fixturePath } from '../../test/support/fixtures.js';
 import { type CommandIO, parseUpgradeStatusOptions, runUpgradeStatus } from './command.js';
-import { UpdateStatusError } from './errors.js';
+import { InvalidArgumentError } from '../runtime/errors.js';
 import type { UpdateStatus } from './api/schema.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
@@ -41,8 +41,9 @@ describe('option parsing', () => {
       parseUpgradeStatusOptions({ now: 'yesterday' });
       expect.fail('accepted');
     } catch (err) {
-      expect(err).toBeInstanceOf(UpdateStatusError);
-      expect((err as UpdateStatusError).code).toBe('TESSERA_UPDATESTATUS_INVALID_ARGUMENT');
+      expect(err).toBeInstanceOf(InvalidArgumentError);
+      expect((err as InvalidArgumentError).code).toBe('TESSERA_INVALID_ARGUMENT');
+      expect((err as InvalidArgumentError).field).toBe('--now');
     }
   });
   it('rejects other output formats', () => {

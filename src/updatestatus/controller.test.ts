@@ -16,7 +16,7 @@ import {
   type UpdateStatusWriter,
   newUpdateStatusController,
 } from './controller.js';
-import { ClusterOperators, ClusterVersions, MachineConfigPools, MachineConfigs } from './devcrds.js';
+import { ClusterOperators, ClusterVersions, MachineConfigPools, MachineConfigs } from './api/dev-crds.js';
 import type {
   ClusterOperator,
   ClusterVersion,
@@ -26,7 +26,7 @@ import type {
   Node,
 } from './inputs.js';
 import { Annotations } from './nodestate.js';
-import { type SimulationPlan, renderedConfig, simulatedState } from './simulate/timeline.js';
+import { type SimulationPlan, renderedConfig, simulatedState } from '../demo/update-simulation/timeline.js';
 
 const Deployments: ResourceType = {
   group: 'apps',

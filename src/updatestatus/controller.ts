@@ -2,28 +2,36 @@
 // Two informer groups feed it, as in the reference controller: control plane (ClusterVersion, ClusterOperators,
 // the MCO Deployment) and nodes (Nodes, MachineConfigPools, MachineConfigs). Every event queues the one key
 // `cluster`; the queue coalesces bursts, and one reconcile assesses the cached state (pure), projects it, and
-// writes the status subresource only when it differs, at most once per `minWriteIntervalMs`.
+// writes the status subresource only when it differs, at most once per `minWriteIntervalMs`. The decisions
+// (throttling, the Healthy condition's times, "unchanged") are pure functions in write-policy.ts; this shell
+// observes the caches and the clock, and applies them.
 // `.status.conditions` says whether the controller could gather and interpret the data, not how the update goes.
 // The caller must install the UpdateStatus CRD first (api/install.ts) and run the informer factory
 // (newUpdateStatusController takes the informers and the writer directly, e.g. to test without a server).
 import { performance } from 'node:perf_hooks';
-import { isDeepStrictEqual } from 'node:util';
-import type { SharedInformerFactory } from '../runtime/cache/informer-factory.js';
-import type { SharedInformer } from '../runtime/cache/shared-informer.js';
-import type { KubeClient } from '../runtime/client.js';
-import { realClock, type Clock } from '../runtime/clock.js';
-import { Controller, type Reconciler } from '../runtime/controller.js';
-import { ApiStatusError, InvalidArgumentError } from '../runtime/errors.js';
-import { silentLogger, type Logger } from '../runtime/logging.js';
-import type { KubeObject } from '../runtime/object.js';
-import type { ReconcileResult } from '../runtime/requeue-policy.js';
-import { ResourceClient } from '../runtime/resource-client.js';
-import { Nodes, type ResourceType } from '../runtime/resources.js';
+import {
+  type SharedInformerFactory,
+  type SharedInformer,
+  type KubeClient,
+  realClock,
+  type Clock,
+  Controller,
+  type Reconciler,
+  ApiStatusError,
+  InvalidArgumentError,
+  silentLogger,
+  type Logger,
+  type KubeObject,
+  type ReconcileResult,
+  ResourceClient,
+  Nodes,
+  type ResourceType,
+} from '../runtime/index.js';
 import type { AlertsReading } from './alerts.js';
 import { assessUpdateStatus } from './assess.js';
 import { UpdateStatuses } from './api/install.js';
 import { projectUpdateStatus } from './api/project.js';
-import { type Condition, SINGLETON_NAME, type UpdateStatus } from './api/schema.js';
+import { SINGLETON_NAME, type UpdateStatus } from './api/schema.js';
 import { UpdateStatusError } from './errors.js';
 import { MILLISECOND } from './gotime.js';
 import type {
@@ -35,8 +43,9 @@ import type {
   MachineConfigPool,
   Node,
 } from './inputs.js';
-import { ClusterOperators, ClusterVersions, MachineConfigPools, MachineConfigs } from './devcrds.js';
+import { ClusterOperators, ClusterVersions, MachineConfigPools, MachineConfigs } from './api/dev-crds.js';
 import { mcoImageOf } from './snapshot.js';
+import { type Health, healthConditions, statusUnchanged, writeDelayMs } from './write-policy.js';
 
 const MCO_NAMESPACE = 'openshift-machine-config-operator';
 const Deployments: ResourceType = {
@@ -110,10 +119,6 @@ export type UpdateStatusWriter = Pick<
 /** Options for {@link newUpdateStatusController}: the controller's own, without where its data comes from. */
 export type UpdateStatusControllerTuning = Omit<UpdateStatusControllerOptions, 'client' | 'informers'>;
 
-function healthy(status: boolean, reason: string, message: string, at: string): Condition {
-  return { type: 'Healthy', status: status ? 'True' : 'False', reason, message, lastTransitionTime: at };
-}
-
 /** The reconciler: cached objects -> assessment -> projected status -> (maybe) one write. */
 class UpdateStatusReconciler implements Reconciler<string> {
   private lastWriteAt = -Infinity;
@@ -162,28 +167,34 @@ class UpdateStatusReconciler implements Reconciler<string> {
 
   private async assessAndWrite(signal: AbortSignal): Promise<ReconcileResult> {
     const resync = this.options.resyncMs ?? 30_000;
-    const sinceWrite = this.clock.now() - this.lastWriteAt;
-    const minInterval = this.options.minWriteIntervalMs ?? 1_000;
     // Coalesce: within the write interval, look again when it ends (the queue keeps one pending key).
-    if (sinceWrite < minInterval) {
+    const delayMs = writeDelayMs(
+      this.clock.now(),
+      this.lastWriteAt,
+      this.options.minWriteIntervalMs ?? 1_000,
+    );
+    if (delayMs > 0) {
       this.stats.throttled++;
-      return { requeueAfterMs: minInterval - sinceWrite };
+      return { requeueAfterMs: delayMs };
     }
 
     const nowMs = this.clock.now();
     const assessStarted = performance.now();
     const now = BigInt(nowMs) * MILLISECOND;
-    const at = new Date(nowMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const stored = this.sources.statuses
       .getIndexer()
       .list()
       .find((s) => s.metadata?.name === SINGLETON_NAME);
     const previous = stored?.status;
 
+    const conditions = (health: Health) => healthConditions(previous?.conditions, health, nowMs);
     let status: UpdateStatus['status'];
     const snapshot = this.snapshot();
     if (typeof snapshot === 'string') {
-      status = { ...previous, conditions: [healthy(false, 'InsufficientData', snapshot, at)] };
+      status = {
+        ...previous,
+        conditions: conditions({ healthy: false, reason: 'InsufficientData', message: snapshot }),
+      };
     } else {
       try {
         let report = assessUpdateStatus(snapshot, now);
@@ -198,31 +209,22 @@ class UpdateStatusReconciler implements Reconciler<string> {
         }
         status = projectUpdateStatus(report, now, {
           previous,
-          conditions: [healthy(true, 'AsExpected', 'Insights are gathered and interpreted', at)],
+          conditions: conditions({
+            healthy: true,
+            reason: 'AsExpected',
+            message: 'Insights are gathered and interpreted',
+          }),
           maxNodeInsightsPerPool: this.options.maxNodeInsightsPerPool,
         });
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         const reason = err instanceof UpdateStatusError ? 'CannotAssess' : 'InternalError';
         if (!(err instanceof UpdateStatusError)) this.logger.error({ err: message }, 'assessment failed');
-        status = { ...previous, conditions: [healthy(false, reason, message, at)] };
+        status = { ...previous, conditions: conditions({ healthy: false, reason, message }) };
       }
     }
-    // Condition times stay when nothing about the condition changed.
-    const oldHealthy = previous?.conditions?.find((c) => c.type === 'Healthy');
-    const newHealthy = status?.conditions?.[0];
-    if (
-      oldHealthy &&
-      newHealthy &&
-      oldHealthy.status === newHealthy.status &&
-      oldHealthy.reason === newHealthy.reason &&
-      oldHealthy.message === newHealthy.message
-    ) {
-      newHealthy.lastTransitionTime = oldHealthy.lastTransitionTime;
-    }
-    const unchanged = stored !== undefined && isDeepStrictEqual(JSON.parse(JSON.stringify(status)), previous);
     this.stats.assessMs += performance.now() - assessStarted;
-    if (unchanged) return { requeueAfterMs: resync };
+    if (statusUnchanged(stored, status)) return { requeueAfterMs: resync };
 
     const fieldManager = this.options.fieldManager ?? 'tessera-updatestatus';
     let base = stored;

@@ -1,5 +1,7 @@
 // Typed errors of the update-status area. Callers branch on `code`, never on the message; messages say what
-// happened and what to do (the oc wording is kept where users may search for it).
+// happened and what to do (the oc wording is kept where users may search for it). A malformed flag is the
+// runtime's InvalidArgumentError (one for every area).
+import { TesseraError } from '../runtime/light.js';
 
 export type UpdateStatusErrorCode =
   | 'TESSERA_UPDATESTATUS_NO_CLUSTERVERSION'
@@ -7,18 +9,11 @@ export type UpdateStatusErrorCode =
   | 'TESSERA_UPDATESTATUS_NO_PROGRESSING'
   | 'TESSERA_UPDATESTATUS_INVALID_SELECTOR'
   | 'TESSERA_UPDATESTATUS_SNAPSHOT'
-  | 'TESSERA_UPDATESTATUS_INVALID_ARGUMENT'
+  | 'TESSERA_UPDATESTATUS_TOO_FEW_NODES'
   | 'TESSERA_UPDATESTATUS_CRD_NOT_ESTABLISHED'
   | 'TESSERA_UPDATESTATUS_NOT_AVAILABLE';
 
-export class UpdateStatusError extends Error {
-  readonly code: UpdateStatusErrorCode;
-  constructor(code: UpdateStatusErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UpdateStatusError';
-    this.code = code;
-  }
-}
+export class UpdateStatusError extends TesseraError<UpdateStatusErrorCode> {}
 
 export class NoClusterVersionError extends UpdateStatusError {
   constructor() {
@@ -26,7 +21,6 @@ export class NoClusterVersionError extends UpdateStatusError {
       'TESSERA_UPDATESTATUS_NO_CLUSTERVERSION',
       'no cluster version information available - you must be connected to an OpenShift version 4 server to fetch the current version',
     );
-    this.name = 'NoClusterVersionError';
   }
 }
 
@@ -36,7 +30,6 @@ export class NoClusterOperatorsError extends UpdateStatusError {
       'TESSERA_UPDATESTATUS_NO_CLUSTEROPERATORS',
       'no cluster operator information available - you must be connected to an OpenShift version 4 server',
     );
-    this.name = 'NoClusterOperatorsError';
   }
 }
 
@@ -46,7 +39,6 @@ export class NoProgressingConditionError extends UpdateStatusError {
       'TESSERA_UPDATESTATUS_NO_PROGRESSING',
       'no current Progressing info, see `oc describe clusterversion` for more details.',
     );
-    this.name = 'NoProgressingConditionError';
   }
 }
 
@@ -56,7 +48,6 @@ export class InvalidSelectorError extends UpdateStatusError {
       'TESSERA_UPDATESTATUS_INVALID_SELECTOR',
       `failed to get label selector from the pool: ${pool} (${detail})`,
     );
-    this.name = 'InvalidSelectorError';
   }
 }
 
@@ -64,16 +55,6 @@ export class SnapshotError extends UpdateStatusError {
   readonly file: string;
   constructor(file: string, detail: string, options?: { cause?: unknown }) {
     super('TESSERA_UPDATESTATUS_SNAPSHOT', `snapshot file ${file}: ${detail}`, options);
-    this.name = 'SnapshotError';
     this.file = file;
-  }
-}
-
-export class InvalidArgumentError extends UpdateStatusError {
-  readonly argument: string;
-  constructor(argument: string, detail: string) {
-    super('TESSERA_UPDATESTATUS_INVALID_ARGUMENT', `invalid value for ${argument}: ${detail}`);
-    this.name = 'InvalidArgumentError';
-    this.argument = argument;
   }
 }

@@ -20,9 +20,9 @@ import type { UpdateHealth } from './health.js';
 import { ImpactLevel, impactLevelName } from './insight.js';
 import { formatTable } from './tabwriter.js';
 import {
-  NodeAssessment,
-  NodePhase,
+  type NodeStatus,
   type PoolStatus,
+  countNodes,
   nodeAssessmentName,
   nodePhaseName,
 } from './workerpool.js';
@@ -130,27 +130,18 @@ export function renderPoolNodes(pool: PoolStatus, detailed: boolean): string {
     out = `\nWorker Pool Nodes: ${pool.name}`;
   }
   let table = '\nNAME\tASSESSMENT\tPHASE\tVERSION\tEST\tMESSAGE\n';
-  let total = 0;
-  let completed = 0;
-  let available = 0;
-  let progressing = 0;
-  let outdated = 0;
-  let draining = 0;
-  let excluded = 0;
+  const omitted: NodeStatus[] = [];
   pool.nodes.forEach((node, i) => {
     if (!detailed && i >= NODES_SHOWN && !node.isDegraded && (!node.isUnavailable || node.isUpdating)) {
-      total++;
-      if (node.isUpdated) completed++;
-      else outdated++;
-      if (!node.isUnavailable) available++;
-      if (node.phase === NodePhase.Draining) draining++;
-      if (node.phase === NodePhase.Paused) excluded++;
-      if (node.assessment === NodeAssessment.Progressing) progressing++;
+      omitted.push(node);
       return;
     }
     table += `${node.name}\t${nodeAssessmentName(node.assessment)}\t${nodePhaseName(node.phase)}\t${node.version || '?'}\t${node.estimate}\t${node.message}\n`;
   });
   out += formatTable(table);
+  const counted = countNodes(omitted);
+  let { total, completed, available, progressing, draining, excluded } = counted;
+  let outdated = counted.total - counted.completed;
   const unlisted = pool.unlisted;
   if (unlisted && unlisted.total > 0) {
     total += unlisted.total;

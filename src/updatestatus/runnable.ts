@@ -3,7 +3,7 @@
 // signal aborts. Building after installing means the informers list served resources from their first attempt.
 // The caller owns and starts the shared informer factory passed in the options.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Runnable } from '../runtime/runnable.js';
+import type { Runnable } from '../runtime/index.js';
 import { createLiveAlertsReader } from './alertsource.js';
 import { installUpdateStatusCrd } from './api/install.js';
 import {
@@ -11,7 +11,7 @@ import {
   type UpdateStatusControllerStats,
   createUpdateStatusController,
 } from './controller.js';
-import { installOpenShiftDevCrds } from './devcrds.js';
+import { installOpenShiftDevCrds } from './api/dev-crds.js';
 
 /** Options for {@link updateStatusRunnable}. */
 export interface UpdateStatusRunnableOptions extends UpdateStatusControllerOptions {

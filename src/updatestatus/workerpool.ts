@@ -2,11 +2,17 @@
 // the release version of its current/desired MachineConfig, its assessment (degraded and unavailable override
 // progress), the node insights, and the pool roll-up (counts, assessment, completion, paused-pool insight).
 // Pure: `now` is passed in. Nodes come back in oc's display order.
+import {
+  InvalidLabelSelectorError,
+  type LabelMatcher,
+  type LabelSelector,
+  labelSelectorMatcher,
+} from '../runtime/light.js';
+import { InvalidSelectorError } from './errors.js';
 import { type Instant, GO_ZERO_TIME } from './gotime.js';
 import { goSortSlice } from './gofmt.js';
 import type { ClusterVersion, MachineConfig, MachineConfigPool, Node, UpdateHistory } from './inputs.js';
 import { ImpactLevel, MACHINECONFIG_GROUP, type ScopeType, type UpdateInsight } from './insight.js';
-import { selectorMatcher } from './labelselector.js';
 import {
   Annotations,
   DaemonState,
@@ -158,6 +164,7 @@ function phaseOf(pool: MachineConfigPool, node: Node, isUpdating: boolean, isUpd
         return NodePhase.Rebooting;
       case DaemonState.done:
         return NodePhase.Updated;
+      case undefined: // no state reported yet
       default:
         return NodePhase.Updating;
     }
@@ -335,43 +342,68 @@ export function sortNodesForDisplay(nodes: NodeStatus[]): void {
   });
 }
 
+/**
+ * Nodes by category, the one count behind every node summary: the pool roll-up (assessPool), the "Omitted
+ * additional ..." line (render.ts), and the nodes a stored UpdateStatus lists (api/read.ts).
+ */
+export interface NodeCounts {
+  readonly total: number;
+  /** Not unavailable. */
+  readonly available: number;
+  readonly degraded: number;
+  /** Assessed Progressing: draining, updating or rebooting, and not degraded. */
+  readonly progressing: number;
+  /** Phase Draining. */
+  readonly draining: number;
+  /** Phase Paused (a paused pool's outdated nodes). */
+  readonly excluded: number;
+  /** Phase Pending. */
+  readonly pending: number;
+  /** At the cluster's latest version (`isUpdated`): the summary line's "Completed". */
+  readonly completed: number;
+  /**
+   * Phase Updated: the pool roll-up's notion of done. Also counts a node whose daemon reports Done while its
+   * update is still being confirmed (`isUpdating`), which `completed` does not, as in oc.
+   */
+  readonly updatedPhase: number;
+}
+
+export function countNodes(nodes: Iterable<NodeStatus>): NodeCounts {
+  const c = {
+    total: 0,
+    available: 0,
+    degraded: 0,
+    progressing: 0,
+    draining: 0,
+    excluded: 0,
+    pending: 0,
+    completed: 0,
+    updatedPhase: 0,
+  };
+  for (const node of nodes) {
+    c.total++;
+    if (!node.isUnavailable) c.available++;
+    if (node.isDegraded) c.degraded++;
+    if (node.isUpdated) c.completed++;
+    if (node.assessment === NodeAssessment.Progressing) c.progressing++;
+    if (node.phase === NodePhase.Draining) c.draining++;
+    else if (node.phase === NodePhase.Paused) c.excluded++;
+    else if (node.phase === NodePhase.Pending) c.pending++;
+    else if (node.phase === NodePhase.Updated) c.updatedPhase++;
+  }
+  return c;
+}
+
 /** Rolls the nodes of a pool up into counts, an assessment and a completion. */
 export function assessPool(
   pool: MachineConfigPool,
   nodes: readonly NodeStatus[],
 ): { status: PoolStatus; insights: UpdateInsight[] } {
-  let available = 0;
-  let degraded = 0;
-  let excluded = 0;
-  let outdated = 0;
-  let draining = 0;
-  let progressing = 0;
-  let updated = 0;
-  let pending = 0;
-  for (const node of nodes) {
-    if (!node.isUnavailable) available++;
-    if (node.isDegraded) degraded++;
-    switch (node.phase) {
-      case NodePhase.Paused:
-        excluded++;
-        outdated++;
-        break;
-      case NodePhase.Pending:
-        pending++;
-        outdated++;
-        break;
-      case NodePhase.Draining:
-      case NodePhase.Updating:
-      case NodePhase.Rebooting:
-        if (node.phase === NodePhase.Draining) draining++;
-        outdated++;
-        if (!node.isDegraded) progressing++;
-        break;
-      case NodePhase.Updated:
-        updated++;
-        break;
-    }
-  }
+  const counts = countNodes(nodes);
+  const { available, degraded, excluded, draining, progressing, pending } = counts;
+  const updated = counts.updatedPhase;
+  // Every phase but Updated is outdated (paused and pending nodes included).
+  const outdated = counts.total - updated;
   let assessment: PoolAssessment;
   if (updated === nodes.length) assessment = 'Completed';
   else if (pending === nodes.length) assessment = 'Pending';
@@ -411,6 +443,20 @@ export function assessPool(
 }
 
 /**
+ * oc's `metav1.LabelSelectorAsSelector` of a pool's nodeSelector: a null selector matches no node, an empty one
+ * every node; an invalid one fails the assessment naming the pool.
+ */
+function poolSelectorMatcher(selector: LabelSelector | null | undefined, pool: string): LabelMatcher {
+  if (selector === null || selector === undefined) return () => false;
+  try {
+    return labelSelectorMatcher(selector);
+  } catch (err) {
+    if (err instanceof InvalidLabelSelectorError) throw new InvalidSelectorError(pool, err.message);
+    throw err;
+  }
+}
+
+/**
  * Assigns nodes to pools as oc does: master first, then custom pools (in pool order), then worker; a node in
  * none of them is left out. Returns node lists keyed by pool name.
  */
@@ -418,12 +464,12 @@ export function nodesByPool(
   pools: readonly MachineConfigPool[],
   nodes: readonly Node[],
 ): Map<string, Node[]> {
-  let master: ((l: Readonly<Record<string, string>> | undefined) => boolean) | undefined;
-  let worker: ((l: Readonly<Record<string, string>> | undefined) => boolean) | undefined;
-  const custom: [string, (l: Readonly<Record<string, string>> | undefined) => boolean][] = [];
+  let master: LabelMatcher | undefined;
+  let worker: LabelMatcher | undefined;
+  const custom: [string, LabelMatcher][] = [];
   for (const pool of pools) {
     const name = pool.metadata?.name ?? '';
-    const matcher = selectorMatcher(pool.spec?.nodeSelector, name);
+    const matcher = poolSelectorMatcher(pool.spec?.nodeSelector, name);
     if (name === 'master') master = matcher;
     else if (name === 'worker') worker = matcher;
     else custom.push([name, matcher]);

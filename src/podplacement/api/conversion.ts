@@ -4,6 +4,7 @@
 // update sends back; metadata other than that annotation and status are copied unchanged. The API server calls
 // this through the operator's conversion webhook at CONVERSION_WEBHOOK_PATH.
 import { API_GROUP } from '../constants.js';
+import { TesseraError, isRecord } from '../../runtime/light.js';
 
 export const V1ALPHA1 = `${API_GROUP}/v1alpha1`;
 export const V1BETA1 = `${API_GROUP}/v1beta1`;
@@ -22,19 +23,13 @@ export const CONVERSION_WEBHOOK_PATH = '/convert-clusterpodplacementconfig';
 /** Spec fields v1alpha1 has; everything else in a v1beta1 spec is carried in SPEC_ANNOTATION. */
 const V1ALPHA1_SPEC_FIELDS: readonly string[] = ['logVerbosity', 'namespaceSelector'];
 
-export class ConversionError extends Error {
-  readonly code = 'TESSERA_PODPLACEMENT_CONVERSION' as const;
+export class ConversionError extends TesseraError<'TESSERA_PODPLACEMENT_CONVERSION'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'ConversionError';
+    super('TESSERA_PODPLACEMENT_CONVERSION', message);
   }
 }
 
 type JsonObject = Record<string, unknown>;
-
-function isRecord(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function annotationsOf(obj: JsonObject): Record<string, string> {
   const meta = isRecord(obj.metadata) ? obj.metadata : {};

@@ -1,7 +1,7 @@
 // Installs (server-side apply) the generated pod placement CRDs and waits until the API server serves them.
 // Idempotent; safe to call from several processes. Callers need RBAC on customresourcedefinitions. The conversion
 // webhook's live clientConfig (patched at run time by the operator, see ../crd-conversion.ts) is kept, not reset.
-import { isNotFound, type KubeClient } from '../../runtime/index.js';
+import { isNotFound, type KubeClient, TesseraError } from '../../runtime/index.js';
 import { ResourceClient } from '../../runtime/index.js';
 import { CustomResourceDefinitions } from '../../runtime/index.js';
 import type { KubeObject } from '../../runtime/index.js';
@@ -14,13 +14,12 @@ interface Crd extends KubeObject {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
-export class CrdNotEstablishedError extends Error {
-  readonly code = 'TESSERA_PODPLACEMENT_CRD_NOT_ESTABLISHED' as const;
+export class CrdNotEstablishedError extends TesseraError<'TESSERA_PODPLACEMENT_CRD_NOT_ESTABLISHED'> {
   constructor(name: string, waitedMs: number) {
     super(
+      'TESSERA_PODPLACEMENT_CRD_NOT_ESTABLISHED',
       `CRD ${name} was not Established after ${waitedMs} ms; check the API server log and the CRD's conditions`,
     );
-    this.name = 'CrdNotEstablishedError';
   }
 }
 

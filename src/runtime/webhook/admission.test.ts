@@ -47,6 +47,26 @@ describe('parseAdmissionReview', () => {
     expect(() => parseAdmissionReview(body)).toThrow(WebhookBadRequestError);
     expect(() => parseAdmissionReview(body)).toThrow(message);
   });
+
+  it('names the first problem in reading order when several parts are wrong', () => {
+    // The schema lists missing properties before wrong ones; the reason must still follow the envelope's order.
+    expect(() => parseAdmissionReview({ kind: 'Pod', apiVersion: 'v1' })).toThrow(/^kind is "Pod"/);
+    expect(() => parseAdmissionReview({ kind: 'AdmissionReview', apiVersion: 'v1' })).toThrow(
+      /^apiVersion is "v1"/,
+    );
+    expect(() => parseAdmissionReview(review({ operation: 'PATCH', userInfo: [] }))).toThrow(
+      /^request\.uid is missing$/,
+    );
+    expect(() =>
+      parseAdmissionReview(
+        review({ ...validRequest, kind: { kind: 1 }, resource: undefined, userInfo: 'u' }),
+      ),
+    ).toThrow(/^request\.kind is missing$/);
+    expect(() => parseAdmissionReview(review({ ...validRequest, userInfo: [] }))).toThrow(
+      /^request\.userInfo is not an object$/,
+    );
+    expect(() => parseAdmissionReview([review(validRequest)])).toThrow(/^body is not a JSON object$/);
+  });
 });
 
 describe('admission responses', () => {

@@ -2,16 +2,14 @@
 // (throwing WebhookBadRequestError with a reason fit for a 400 answer and a log line), and the response
 // constructors (allowed, denied, patched, errored) build what a handler returns. patched() computes the RFC 6902
 // JSON patch between the original and the mutated object, which the server base64-encodes into the response.
+import { Type } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
-import { RuntimeError } from '../errors.js';
+import { badRequest, validateReview, WebhookBadRequestError } from './review-schema.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
-export class WebhookBadRequestError extends RuntimeError {
-  constructor(message: string) {
-    super('TESSERA_WEBHOOK_BAD_REQUEST', message);
-  }
-}
+export { WebhookBadRequestError };
 
 export interface GroupVersionKind {
   group: string;
@@ -92,36 +90,55 @@ export function patched(original: unknown, mutated: unknown, warnings?: string[]
   return result;
 }
 
-const OPERATIONS: readonly string[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
+const OPERATIONS = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'] as const;
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+const requestKind = badRequest(6, () => 'request.kind is missing');
+const requestResource = badRequest(7, () => 'request.resource is missing');
+
+/** The parts of an admission.k8s.io/v1 AdmissionReview the server relies on; other fields pass through. */
+const AdmissionReviewSchema = Type.Object(
+  {
+    kind: Type.Literal(
+      'AdmissionReview',
+      badRequest(1, (v) => `kind is ${JSON.stringify(v)}, expected "AdmissionReview"`),
+    ),
+    apiVersion: Type.Literal(
+      ADMISSION_API_VERSION,
+      badRequest(
+        2,
+        (v) =>
+          `apiVersion is ${JSON.stringify(v)}, expected "${ADMISSION_API_VERSION}" (set admissionReviewVersions: ["v1"])`,
+      ),
+    ),
+    request: Type.Object(
+      {
+        uid: Type.String({ minLength: 1, ...badRequest(4, () => 'request.uid is missing') }),
+        operation: Type.Union(
+          OPERATIONS.map((op) => Type.Literal(op)),
+          badRequest(
+            5,
+            (v) => `request.operation ${JSON.stringify(v)} is not one of ${OPERATIONS.join(', ')}`,
+          ),
+        ),
+        kind: Type.Object({ kind: Type.String(requestKind) }, requestKind),
+        resource: Type.Object({ resource: Type.String(requestResource) }, requestResource),
+        userInfo: Type.Optional(
+          Type.Object(
+            {},
+            badRequest(8, () => 'request.userInfo is not an object'),
+          ),
+        ),
+      },
+      badRequest(3, () => 'request is missing'),
+    ),
+  },
+  badRequest(0, () => 'body is not a JSON object'),
+);
+const admissionReviewCheck = TypeCompiler.Compile(AdmissionReviewSchema);
 
 /** Validates a decoded request body as an admission.k8s.io/v1 AdmissionReview and returns its request. */
 export function parseAdmissionReview(body: unknown): AdmissionRequest {
-  if (!isRecord(body)) throw new WebhookBadRequestError('body is not a JSON object');
-  if (body.kind !== 'AdmissionReview')
-    throw new WebhookBadRequestError(`kind is ${JSON.stringify(body.kind)}, expected "AdmissionReview"`);
-  if (body.apiVersion !== ADMISSION_API_VERSION) {
-    throw new WebhookBadRequestError(
-      `apiVersion is ${JSON.stringify(body.apiVersion)}, expected "${ADMISSION_API_VERSION}" (set admissionReviewVersions: ["v1"])`,
-    );
-  }
-  const req = body.request;
-  if (!isRecord(req)) throw new WebhookBadRequestError('request is missing');
-  if (typeof req.uid !== 'string' || req.uid === '')
-    throw new WebhookBadRequestError('request.uid is missing');
-  if (typeof req.operation !== 'string' || !OPERATIONS.includes(req.operation))
-    throw new WebhookBadRequestError(
-      `request.operation ${JSON.stringify(req.operation)} is not one of ${OPERATIONS.join(', ')}`,
-    );
-  if (!isRecord(req.kind) || typeof req.kind.kind !== 'string')
-    throw new WebhookBadRequestError('request.kind is missing');
-  if (!isRecord(req.resource) || typeof req.resource.resource !== 'string')
-    throw new WebhookBadRequestError('request.resource is missing');
-  if (req.userInfo !== undefined && !isRecord(req.userInfo))
-    throw new WebhookBadRequestError('request.userInfo is not an object');
+  const req = validateReview(admissionReviewCheck, body).request;
   return {
     ...(req as unknown as AdmissionRequest),
     userInfo: (req.userInfo ?? {}) as AdmissionRequest['userInfo'],

@@ -58,6 +58,20 @@ describe('parseConversionReview', () => {
       }),
     );
   });
+
+  it('names the first non-object item, and the envelope before the request', () => {
+    expect(() =>
+      parseConversionReview(
+        review({ uid: 'u', desiredAPIVersion: 'g/v1', objects: [{}, {}, 'x', {}, null] }),
+      ),
+    ).toThrow(/^request\.objects\[2\] is not an object$/);
+    expect(() => parseConversionReview({ ...review({}), kind: 'X', apiVersion: 'v1' })).toThrow(
+      /^kind is "X"/,
+    );
+    expect(() => parseConversionReview(review({ objects: 'x', desiredAPIVersion: 'v1' }))).toThrow(
+      /^request\.uid is missing$/,
+    );
+  });
 });
 
 describe('convertReview', () => {

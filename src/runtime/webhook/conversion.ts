@@ -2,7 +2,10 @@
 // the API server sent (throwing WebhookBadRequestError, answered with 400 like a malformed AdmissionReview), and
 // convertReview() runs a Converter over every object, answering Failure (never a partial list) if any one fails.
 // Converters must be pure and keep metadata other than labels/annotations: the API server rejects anything else.
-import { WebhookBadRequestError } from './admission.js';
+import { Type } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { isRecord } from '../json.js';
+import { badRequest, validateReview } from './review-schema.js';
 
 export const CONVERSION_API_VERSION = 'apiextensions.k8s.io/v1';
 
@@ -26,35 +29,51 @@ export interface ConversionResponse {
   convertedObjects: Record<string, unknown>[];
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+/** An apiextensions.k8s.io/v1 ConversionReview; other fields pass through. */
+const ConversionReviewSchema = Type.Object(
+  {
+    kind: Type.Literal(
+      'ConversionReview',
+      badRequest(1, (v) => `kind is ${JSON.stringify(v)}, expected "ConversionReview"`),
+    ),
+    apiVersion: Type.Literal(
+      CONVERSION_API_VERSION,
+      badRequest(
+        2,
+        (v) =>
+          `apiVersion is ${JSON.stringify(v)}, expected "${CONVERSION_API_VERSION}" (set conversionReviewVersions: ["v1"])`,
+      ),
+    ),
+    request: Type.Object(
+      {
+        uid: Type.String({ minLength: 1, ...badRequest(4, () => 'request.uid is missing') }),
+        // A group/version has a slash (a constant pattern: nothing from the request goes into an expression).
+        desiredAPIVersion: Type.String({
+          pattern: '/',
+          ...badRequest(5, (v) => `request.desiredAPIVersion ${JSON.stringify(v)} is not a group/version`),
+        }),
+        objects: Type.Array(
+          Type.Object(
+            {},
+            badRequest(
+              7,
+              (_v, path) => `request.objects[${path.slice(path.lastIndexOf('/') + 1)}] is not an object`,
+            ),
+          ),
+          badRequest(6, () => 'request.objects is not a list'),
+        ),
+      },
+      badRequest(3, () => 'request is missing'),
+    ),
+  },
+  badRequest(0, () => 'body is not a JSON object'),
+);
+const conversionReviewCheck = TypeCompiler.Compile(ConversionReviewSchema);
 
 /** Validates a decoded request body as an apiextensions.k8s.io/v1 ConversionReview and returns its request. */
 export function parseConversionReview(body: unknown): ConversionRequest {
-  if (!isRecord(body)) throw new WebhookBadRequestError('body is not a JSON object');
-  if (body.kind !== 'ConversionReview')
-    throw new WebhookBadRequestError(`kind is ${JSON.stringify(body.kind)}, expected "ConversionReview"`);
-  if (body.apiVersion !== CONVERSION_API_VERSION) {
-    throw new WebhookBadRequestError(
-      `apiVersion is ${JSON.stringify(body.apiVersion)}, expected "${CONVERSION_API_VERSION}" (set conversionReviewVersions: ["v1"])`,
-    );
-  }
-  const req = body.request;
-  if (!isRecord(req)) throw new WebhookBadRequestError('request is missing');
-  if (typeof req.uid !== 'string' || req.uid === '')
-    throw new WebhookBadRequestError('request.uid is missing');
-  if (typeof req.desiredAPIVersion !== 'string' || !req.desiredAPIVersion.includes('/'))
-    throw new WebhookBadRequestError(
-      `request.desiredAPIVersion ${JSON.stringify(req.desiredAPIVersion)} is not a group/version`,
-    );
-  if (!Array.isArray(req.objects)) throw new WebhookBadRequestError('request.objects is not a list');
-  const objects: Record<string, unknown>[] = [];
-  for (const [i, o] of req.objects.entries()) {
-    if (!isRecord(o)) throw new WebhookBadRequestError(`request.objects[${i}] is not an object`);
-    objects.push(o);
-  }
-  return { uid: req.uid, desiredAPIVersion: req.desiredAPIVersion, objects };
+  const { uid, desiredAPIVersion, objects } = validateReview(conversionReviewCheck, body).request;
+  return { uid, desiredAPIVersion, objects: objects as Record<string, unknown>[] };
 }
 
 /** Converts every object of `request`; a converter error becomes a Failure result naming the object. */

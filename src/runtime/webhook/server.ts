@@ -44,7 +44,7 @@ import {
   parseConversionReview,
   type Converter,
 } from './conversion.js';
-import { generateDevCertificate, type DevCertificateOptions } from './dev-certificate.js';
+import type { DevCertificateOptions } from './dev-certificate.js';
 import { JsonShapeScanner } from './json-budget.js';
 
 /** The API server's default webhook timeoutSeconds, and the one Tessera's webhook configurations set. */
@@ -403,6 +403,9 @@ export class WebhookServer implements Runnable {
 
   private async initialKeyPair(): Promise<KeyPair> {
     if (this.options.devCertificate) {
+      // Loaded only here: certificate generation needs @peculiar/x509 and its Reflect metadata polyfill, which a
+      // server with certificate files never uses.
+      const { generateDevCertificate } = await import('./dev-certificate.js');
       const dev = await generateDevCertificate(this.options.devCertificate);
       this.ca = dev.caPem;
       validateKeyPair(dev);

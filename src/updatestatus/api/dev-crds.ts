@@ -2,11 +2,14 @@
 // MachineConfig, and the namespaced Route through which alerts are found), for development clusters and tests
 // only: schemaless (unknown fields kept) and without a status subresource, so fixtures can be created as they
 // are. Real OpenShift clusters bring their own.
-import type { KubeClient } from '../runtime/client.js';
-import type { KubeObject } from '../runtime/object.js';
-import { ResourceClient } from '../runtime/resource-client.js';
-import { CustomResourceDefinitions, type ResourceType } from '../runtime/resources.js';
-import { UpdateStatusError } from './errors.js';
+import {
+  type KubeClient,
+  type KubeObject,
+  ResourceClient,
+  CustomResourceDefinitions,
+  type ResourceType,
+} from '../../runtime/index.js';
+import { UpdateStatusError } from '../errors.js';
 
 const cluster = (group: string, plural: string, kind: string): ResourceType => ({
   group,

@@ -1,9 +1,12 @@
 // Installs (server-side applies) the UpdateStatus CRD and waits until the API server serves it. Idempotent; the
 // caller needs permission to write CustomResourceDefinitions. `sleep` is injected so tests control waiting.
-import { KubeClient } from '../../runtime/client.js';
-import type { KubeObject } from '../../runtime/object.js';
-import { ResourceClient } from '../../runtime/resource-client.js';
-import { CustomResourceDefinitions, type ResourceType } from '../../runtime/resources.js';
+import {
+  KubeClient,
+  type KubeObject,
+  ResourceClient,
+  CustomResourceDefinitions,
+  type ResourceType,
+} from '../../runtime/index.js';
 import { UpdateStatusError } from '../errors.js';
 import { updateStatusCrd } from './crd.js';
 import { GROUP, KIND, PLURAL, VERSION } from './schema.js';

@@ -24,6 +24,7 @@ import {
   NodePhase,
   type NodeStatus,
   type PoolStatus,
+  countNodes,
   sortNodesForDisplay,
 } from '../workerpool.js';
 import type { Condition, ControlPlaneInsight, UpdateStatusStatus, WorkerPoolInsight } from './schema.js';
@@ -108,14 +109,7 @@ function poolStatus(mcp: MachineConfigPoolInsight, nodes: NodeStatus[]): PoolSta
     degraded: count('Degraded'),
   };
   sortNodesForDisplay(nodes);
-  const listed = {
-    completed: nodes.filter((n) => n.isUpdated).length,
-    available: nodes.filter((n) => !n.isUnavailable).length,
-    progressing: nodes.filter((n) => n.assessment === NodeAssessment.Progressing).length,
-    outdated: nodes.filter((n) => !n.isUpdated).length,
-    draining: nodes.filter((n) => n.phase === NodePhase.Draining).length,
-    excluded: nodes.filter((n) => n.phase === NodePhase.Paused).length,
-  };
+  const listed = countNodes(nodes);
   const unlistedTotal = Math.max(0, overview.total - nodes.length);
   return {
     name: mcp.name,
@@ -130,7 +124,7 @@ function poolStatus(mcp: MachineConfigPoolInsight, nodes: NodeStatus[]): PoolSta
             completed: Math.max(0, overview.total - overview.outdated - listed.completed),
             available: Math.max(0, overview.available - listed.available),
             progressing: Math.max(0, overview.progressing - listed.progressing),
-            outdated: Math.max(0, overview.outdated - listed.outdated),
+            outdated: Math.max(0, overview.outdated - (listed.total - listed.completed)),
             draining: Math.max(0, overview.draining - listed.draining),
             excluded: Math.max(0, overview.excluded - listed.excluded),
           },

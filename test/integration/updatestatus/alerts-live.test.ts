@@ -40,7 +40,7 @@ import {
   MachineConfigs,
   Routes,
   installOpenShiftDevCrds,
-} from '../../../src/updatestatus/devcrds.js';
+} from '../../../src/updatestatus/api/dev-crds.js';
 import { MILLISECOND } from '../../../src/updatestatus/gotime.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { fixturePath } from '../../support/fixtures.js';

@@ -29,7 +29,7 @@ import {
   MachineConfigs,
   Routes,
   installOpenShiftDevCrds,
-} from '../../../src/updatestatus/devcrds.js';
+} from '../../../src/updatestatus/api/dev-crds.js';
 import { MILLISECOND } from '../../../src/updatestatus/gotime.js';
 import type { DetailsLevel } from '../../../src/updatestatus/render.js';
 import { loadSnapshot, parseYaml, snapshotPaths } from '../../../src/updatestatus/snapshot.js';

@@ -21,7 +21,7 @@ import {
   MachineConfigPools,
   MachineConfigs,
   installOpenShiftDevCrds,
-} from '../../../src/updatestatus/devcrds.js';
+} from '../../../src/updatestatus/api/dev-crds.js';
 import type { UpdateStatus } from '../../../src/updatestatus/api/schema.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { fixturePath } from '../../support/fixtures.js';

@@ -1,16 +1,35 @@
-// Evaluates metav1.LabelSelector against a label set with the API server's semantics: all matchLabels and all
-// matchExpressions must hold; an empty selector matches everything. Pure. An invalid selector (unknown operator,
-// values where none are allowed, a key or value that is not a valid label key or value) throws
-// InvalidLabelSelectorError so the caller decides whether to skip it: like apimachinery's LabelSelectorAsSelector,
-// an invalid selector never silently means "everything". Key and value syntax is checked character by character
-// (no regular expression), after a length check.
-import type { LabelSelector } from './api/schema.js';
+// metav1.LabelSelector for every area, with apimachinery's semantics (LabelSelectorAsSelector): all matchLabels
+// and all matchExpressions must hold; an empty selector `{}` matches everything. What an absent (null) selector
+// means is the caller's API contract (nothing for a MachineConfigPool's nodeSelector, everything for an optional
+// PodPlacementConfig labelSelector), so these functions take a present selector only. Pure.
+// An invalid selector (unknown operator, values where none are allowed or none where some are needed, a key or
+// value that is not a valid label key or value) throws InvalidLabelSelectorError so the caller decides what it
+// means: like LabelSelectorAsSelector, an invalid selector never silently means "everything". The selector comes
+// from tenants' objects: key and value syntax is checked character by character (no regular expression), after a
+// length check, and only own properties of the label set are read.
+import { RuntimeError } from './errors.js';
 
-export class InvalidLabelSelectorError extends Error {
-  readonly code = 'TESSERA_PODPLACEMENT_INVALID_LABEL_SELECTOR' as const;
+/** metav1.LabelSelectorRequirement as decoded (fields may be missing in hostile or hand-written input). */
+export interface LabelSelectorRequirement {
+  readonly key?: string;
+  readonly operator?: string;
+  readonly values?: readonly string[];
+}
+
+/** metav1.LabelSelector as decoded. */
+export interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly LabelSelectorRequirement[];
+}
+
+export type Labels = Readonly<Record<string, string>> | undefined;
+
+/** A validated selector, ready to test many label sets. */
+export type LabelMatcher = (labels: Labels) => boolean;
+
+export class InvalidLabelSelectorError extends RuntimeError {
   constructor(message: string) {
-    super(message);
-    this.name = 'InvalidLabelSelectorError';
+    super('TESSERA_INVALID_LABEL_SELECTOR', message);
   }
 }
 
@@ -61,9 +80,9 @@ export function labelValueProblem(value: string): string | undefined {
 
 /**
  * Why `selector` is invalid (apimachinery's ValidateLabelSelector rules: operators, value counts, key and value
- * syntax), or undefined when it is valid. Used at admission and before matching.
+ * syntax), or undefined when it is valid. An absent selector has no problem. Used at admission and before matching.
  */
-export function labelSelectorProblem(selector: LabelSelector | undefined): string | undefined {
+export function labelSelectorProblem(selector: LabelSelector | null | undefined): string | undefined {
   if (!selector) return undefined;
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
     const problem = labelKeyProblem(key) ?? labelValueProblem(value);
@@ -71,77 +90,74 @@ export function labelSelectorProblem(selector: LabelSelector | undefined): strin
   }
   for (const [i, req] of (selector.matchExpressions ?? []).entries()) {
     const where = `matchExpressions[${i}]`;
+    const key = req.key ?? '';
     const values = req.values ?? [];
     switch (req.operator) {
       case 'In':
       case 'NotIn':
-        if (values.length === 0) return `${where}: operator ${req.operator} on ${req.key} needs values`;
+        if (values.length === 0) return `${where}: operator ${req.operator} on ${key} needs values`;
         break;
       case 'Exists':
       case 'DoesNotExist':
-        if (values.length > 0) return `${where}: operator ${req.operator} on ${req.key} takes no values`;
+        if (values.length > 0) return `${where}: operator ${req.operator} on ${key} takes no values`;
         break;
+      case undefined:
       default:
         return `${where}: unknown label selector operator ${JSON.stringify(req.operator)}: use In, NotIn, Exists or DoesNotExist`;
     }
-    const problem = labelKeyProblem(req.key) ?? values.map(labelValueProblem).find(Boolean);
+    const problem = labelKeyProblem(key) ?? values.map(labelValueProblem).find(Boolean);
     if (problem) return `${where}: ${problem}`;
   }
   return undefined;
 }
 
-/** True when `labels` satisfy `selector`; an undefined or empty selector matches every label set. */
-export function labelSelectorMatches(
-  selector: LabelSelector | undefined,
-  labels: Readonly<Record<string, string>> | undefined,
-): boolean {
-  const have = labels ?? {};
-  if (!selector) return true;
+/**
+ * Validates `selector` once and returns its matcher; throws InvalidLabelSelectorError when it is invalid.
+ * Only own properties of a label set are read: a set without a `constructor` label never sees Object.prototype's.
+ */
+export function labelSelectorMatcher(selector: LabelSelector): LabelMatcher {
   const problem = labelSelectorProblem(selector);
   if (problem) throw new InvalidLabelSelectorError(problem);
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    // Own properties only: a pod without a `constructor` label must not see Object.prototype's.
-    if (!Object.hasOwn(have, key) || have[key] !== value) return false;
-  }
+  const checks: LabelMatcher[] = [];
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {}))
+    checks.push((labels) => labels !== undefined && Object.hasOwn(labels, key) && labels[key] === value);
   for (const req of selector.matchExpressions ?? []) {
-    const present = Object.hasOwn(have, req.key);
-    const values = req.values ?? [];
+    // Validated above: the key is present and the operator is one of the four.
+    const key = req.key ?? '';
+    const values = new Set(req.values ?? []);
+    const has = (labels: Labels): labels is Readonly<Record<string, string>> =>
+      labels !== undefined && Object.hasOwn(labels, key);
     switch (req.operator) {
       case 'In':
-        if (values.length === 0)
-          throw new InvalidLabelSelectorError(`operator In on ${req.key} needs values`);
-        if (!present || !values.includes(have[req.key] ?? '')) return false;
+        checks.push((labels) => has(labels) && values.has(labels[key] ?? ''));
         break;
       case 'NotIn':
-        if (values.length === 0)
-          throw new InvalidLabelSelectorError(`operator NotIn on ${req.key} needs values`);
-        if (present && values.includes(have[req.key] ?? '')) return false;
+        checks.push((labels) => !has(labels) || !values.has(labels[key] ?? ''));
         break;
       case 'Exists':
-        if (values.length > 0)
-          throw new InvalidLabelSelectorError(`operator Exists on ${req.key} takes no values`);
-        if (!present) return false;
+        checks.push((labels) => has(labels));
         break;
       case 'DoesNotExist':
-        if (values.length > 0) {
-          throw new InvalidLabelSelectorError(`operator DoesNotExist on ${req.key} takes no values`);
-        }
-        if (present) return false;
+        checks.push((labels) => !has(labels));
         break;
+      case undefined:
       default:
+        // Unreachable: labelSelectorProblem refused every other operator above.
         throw new InvalidLabelSelectorError(
           `unknown label selector operator ${JSON.stringify(req.operator)}`,
         );
     }
   }
-  return true;
+  return (labels) => checks.every((check) => check(labels));
+}
+
+/** True when `labels` satisfy `selector` (an empty selector matches every label set); throws when it is invalid. */
+export function labelSelectorMatches(selector: LabelSelector, labels: Labels): boolean {
+  return labelSelectorMatcher(selector)(labels);
 }
 
 /** `labelSelectorMatches`, treating an invalid selector as matching nothing. */
-export function labelSelectorMatchesOrFalse(
-  selector: LabelSelector | undefined,
-  labels: Readonly<Record<string, string>> | undefined,
-): boolean {
+export function labelSelectorMatchesOrFalse(selector: LabelSelector, labels: Labels): boolean {
   try {
     return labelSelectorMatches(selector, labels);
   } catch (err) {
@@ -152,28 +168,17 @@ export function labelSelectorMatchesOrFalse(
 
 /** The selector as a `labelSelector` query string for list/watch calls (`a=b,c in (d,e),!f`). */
 export function labelSelectorToQuery(selector: LabelSelector): string {
+  const problem = labelSelectorProblem(selector);
+  if (problem) throw new InvalidLabelSelectorError(problem);
   const parts: string[] = [];
   for (const [k, v] of Object.entries(selector.matchLabels ?? {})) parts.push(`${k}=${v}`);
   for (const req of selector.matchExpressions ?? []) {
+    const key = req.key ?? '';
     const values = (req.values ?? []).join(',');
-    switch (req.operator) {
-      case 'In':
-        parts.push(`${req.key} in (${values})`);
-        break;
-      case 'NotIn':
-        parts.push(`${req.key} notin (${values})`);
-        break;
-      case 'Exists':
-        parts.push(req.key);
-        break;
-      case 'DoesNotExist':
-        parts.push(`!${req.key}`);
-        break;
-      default:
-        throw new InvalidLabelSelectorError(
-          `unknown label selector operator ${JSON.stringify(req.operator)}`,
-        );
-    }
+    if (req.operator === 'In') parts.push(`${key} in (${values})`);
+    else if (req.operator === 'NotIn') parts.push(`${key} notin (${values})`);
+    else if (req.operator === 'Exists') parts.push(key);
+    else parts.push(`!${key}`);
   }
   return parts.join(',');
 }

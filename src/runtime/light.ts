@@ -1,0 +1,47 @@
+// The part of the runtime's public surface that loads no third-party module (no Kubernetes client, pino or
+// prom-client): errors, JSON shape checks, label selectors and status conditions. For code on a command's start-up path, such as the error classes of
+// each area and `tessera image inspect`, which must start nearly as fast as `node -e 0`. index.ts exports the same
+// names; everything else is imported from index.ts.
+export {
+  TesseraError,
+  RuntimeError,
+  InvalidArgumentError,
+  ApiStatusError,
+  ApiTransportError,
+  WatchExpiredError,
+  WatchStalledError,
+  TerminalError,
+  isNotFound,
+  isConflict,
+  isAlreadyExists,
+  isGone,
+  type RuntimeErrorCode,
+} from './errors.js';
+export { isRecord } from './json.js';
+export {
+  labelSelectorMatcher,
+  labelSelectorMatches,
+  labelSelectorMatchesOrFalse,
+  labelSelectorProblem,
+  labelSelectorToQuery,
+  labelKeyProblem,
+  labelValueProblem,
+  isDnsSubdomain,
+  InvalidLabelSelectorError,
+  type LabelSelector,
+  type LabelSelectorRequirement,
+  type LabelMatcher,
+  type Labels,
+} from './label-selector.js';
+export {
+  setStatusCondition,
+  removeStatusCondition,
+  findStatusCondition,
+  isStatusConditionTrue,
+  isStatusConditionFalse,
+  validateCondition,
+  metaTime,
+  type Condition,
+  type ConditionStatus,
+  type ConditionUpdate,
+} from './conditions.js';

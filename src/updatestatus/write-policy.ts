@@ -1,0 +1,63 @@
+// The update-status controller's decisions, as pure functions of what it observed: whether a status write must
+// wait (throttling), the Healthy condition with its transition time, and whether a new status differs from the
+// stored one at all. The controller (controller.ts) observes the caches and applies what these decide.
+import { isDeepStrictEqual } from 'node:util';
+import { setStatusCondition } from '../runtime/light.js';
+import type { Condition, UpdateStatus } from './api/schema.js';
+
+/** Condition type of `.status.conditions`: could the controller gather and interpret the data. */
+export const HEALTHY = 'Healthy';
+
+/** metav1.Condition's message limit (characters). */
+export const MAX_CONDITION_MESSAGE = 32_768;
+
+/**
+ * How long a write must wait so that two writes are at least `minIntervalMs` apart: 0 when it may go now. The
+ * caller requeues after the wait and the queue coalesces the events of the meantime into that one look.
+ */
+export function writeDelayMs(nowMs: number, lastWriteAtMs: number, minIntervalMs: number): number {
+  const sinceWrite = nowMs - lastWriteAtMs;
+  return sinceWrite < minIntervalMs ? minIntervalMs - sinceWrite : 0;
+}
+
+/** What the controller found about its own ability to report. */
+export interface Health {
+  readonly healthy: boolean;
+  /** CamelCase, e.g. AsExpected, InsufficientData, CannotAssess. */
+  readonly reason: string;
+  readonly message: string;
+}
+
+/**
+ * The status's conditions for `health`: the one Healthy condition, with apimachinery's SetStatusCondition rule
+ * for its lastTransitionTime (kept while `status` stays the same, even when reason or message change; `now`
+ * otherwise). Conditions of other types in `previous` are not carried over: the controller owns the whole list.
+ */
+export function healthConditions(
+  previous: readonly Condition[] | undefined,
+  health: Health,
+  nowMs: number,
+): Condition[] {
+  const old = previous?.find((c) => c.type === HEALTHY);
+  return setStatusCondition(
+    old ? [old] : [],
+    {
+      type: HEALTHY,
+      status: health.healthy ? 'True' : 'False',
+      reason: health.reason,
+      // metav1.Condition's limit: a longer message (an error's text) would make the API server refuse the write.
+      message: health.message.slice(0, MAX_CONDITION_MESSAGE),
+    },
+    nowMs,
+  ).conditions;
+}
+
+/**
+ * True when writing `next` would change nothing: an UpdateStatus is stored and its status equals `next` as JSON
+ * (undefined fields dropped, as the write would drop them).
+ */
+export function statusUnchanged(stored: UpdateStatus | undefined, next: UpdateStatus['status']): boolean {
+  return (
+    stored !== undefined && isDeepStrictEqual(JSON.parse(JSON.stringify(next ?? null)), stored.status ?? null)
+  );
+}
