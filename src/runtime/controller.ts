@@ -103,15 +103,18 @@ export class Controller<K = string> implements Runnable {
     const add = (obj: T): void => {
       for (const k of keysOf(obj)) this.currentQueue.add(k);
     };
-    informer.addEventHandler({
-      onAdd: add,
-      onUpdate: (oldObj, newObj) => {
-        add(newObj);
-        // A mapped key may change with the object (e.g. a new owner): the old key needs a look too.
-        if (toKeys && oldObj !== newObj) add(oldObj);
+    informer.addEventHandler(
+      {
+        onAdd: add,
+        onUpdate: (oldObj, newObj) => {
+          add(newObj);
+          // A mapped key may change with the object (e.g. a new owner): the old key needs a look too.
+          if (toKeys && oldObj !== newObj) add(oldObj);
+        },
+        onDelete: add,
       },
-      onDelete: add,
-    });
+      { name: `controller ${this.name}` },
+    );
     this.sources.push({
       informer: informer as unknown as SharedInformer<KubeObject>,
       keysOf: keysOf as unknown as (obj: KubeObject) => readonly K[],

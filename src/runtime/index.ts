@@ -125,6 +125,7 @@ export {
   type InformerOptions,
   type ResourceEventHandler,
   type HandlerRegistration,
+  type HandlerOptions,
 } from './cache/shared-informer.js';
 export { stripManagedFields } from './cache/transforms.js';
 export {
