@@ -127,7 +127,7 @@ export {
   type HandlerRegistration,
   type HandlerOptions,
 } from './cache/shared-informer.js';
-export { stripManagedFields } from './cache/transforms.js';
+export { compactForCache, shareStrings, stripManagedFields } from './cache/transforms.js';
 export {
   SharedInformerFactory,
   type SharedInformerFactoryOptions,
