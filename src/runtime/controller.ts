@@ -120,20 +120,23 @@ export class Controller<K = string> implements Runnable {
     const add = (...objs: T[]): void => {
       for (const k of new Set(objs.flatMap(keysOf))) this.currentQueue.add(k);
     };
-    informer.addEventHandler({
-      onAdd: (obj) => {
-        if (predicate.add?.(obj) ?? true) add(obj);
+    informer.addEventHandler(
+      {
+        onAdd: (obj) => {
+          if (predicate.add?.(obj) ?? true) add(obj);
+        },
+        onUpdate: (oldObj, newObj) => {
+          if (!(predicate.update?.(oldObj, newObj) ?? true)) return;
+          // A mapped key may change with the object (e.g. a new owner): the old key needs a look too.
+          if (toKeys && oldObj !== newObj) add(newObj, oldObj);
+          else add(newObj);
+        },
+        onDelete: (obj, finalStateUnknown) => {
+          if (predicate.delete?.(obj, finalStateUnknown) ?? true) add(obj);
+        },
       },
-      onUpdate: (oldObj, newObj) => {
-        if (!(predicate.update?.(oldObj, newObj) ?? true)) return;
-        // A mapped key may change with the object (e.g. a new owner): the old key needs a look too.
-        if (toKeys && oldObj !== newObj) add(newObj, oldObj);
-        else add(newObj);
-      },
-      onDelete: (obj, finalStateUnknown) => {
-        if (predicate.delete?.(obj, finalStateUnknown) ?? true) add(obj);
-      },
-    });
+      { name: `controller ${this.name}` },
+    );
     this.sources.push({
       informer: informer as unknown as SharedInformer<KubeObject>,
       keysOf: keysOf as unknown as (obj: KubeObject) => readonly K[],

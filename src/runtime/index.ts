@@ -114,8 +114,9 @@ export {
   type InformerOptions,
   type ResourceEventHandler,
   type HandlerRegistration,
+  type HandlerOptions,
 } from './cache/shared-informer.js';
-export { stripManagedFields } from './cache/transforms.js';
+export { compactForCache, shareStrings, stripManagedFields } from './cache/transforms.js';
 export {
   SharedInformerFactory,
   type SharedInformerFactoryOptions,

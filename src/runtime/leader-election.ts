@@ -6,6 +6,7 @@
 //    else can take over;
 //  - on shutdown the leader releases the lease (empty holder) so a successor starts at once.
 // run() resolves after this candidate stopped leading (lost or signal) or the signal aborted while waiting.
+import os from 'node:os';
 import type { KubeClient } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import { ApiStatusError, InvalidArgumentError, isNotFound } from './errors.js';
@@ -116,7 +117,7 @@ export class LeaderElector {
       retryPeriodMs: this.retryPeriodMs,
     });
     this.identity =
-      options.identity ?? `${process.env.HOSTNAME ?? 'tessera'}_${Math.random().toString(36).slice(2, 10)}`;
+      options.identity ?? `${os.hostname() || 'tessera'}_${Math.random().toString(36).slice(2, 10)}`;
     if (options.leases) this.leases = options.leases;
     else if (options.client) this.leases = new ResourceClient<Lease>(options.client, Leases);
     else throw new InvalidArgumentError('client', 'give client (or leases)');

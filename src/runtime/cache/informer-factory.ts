@@ -10,7 +10,7 @@ import type { ResourceType } from '../resources.js';
 import type { Runnable } from '../runnable.js';
 import { DefaultSharedInformer, type SharedInformer } from './shared-informer.js';
 import type { IndexFunc } from './store.js';
-import { stripManagedFields } from './transforms.js';
+import { compactForCache, shareStrings } from './transforms.js';
 
 export interface SharedInformerFactoryOptions {
   client: KubeClient;
@@ -37,7 +37,7 @@ export interface InformerRequest<T> {
   /** Added to the shared informer (names already present are kept). */
   indexers?: Record<string, IndexFunc<T>>;
   /**
-   * Applied before caching; only honoured by the first request for this informer. Default: stripManagedFields
+   * Applied before caching; only honoured by the first request for this informer. Default: compactForCache (drops managedFields, shares equal strings)
    * (unless the factory has keepManagedFields).
    */
   transform?: (obj: T) => T;
@@ -84,7 +84,7 @@ export class SharedInformerFactory implements Runnable {
         watchdogMs: this.options.watchdogMs,
         pageSize: this.options.pageSize,
         backoff: this.options.backoff,
-        transform: request.transform ?? (this.options.keepManagedFields ? undefined : stripManagedFields),
+        transform: request.transform ?? (this.options.keepManagedFields ? shareStrings : compactForCache),
         clock: this.clock,
         logger: this.logger,
       });

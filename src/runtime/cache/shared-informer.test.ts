@@ -5,7 +5,8 @@ import { KubeClient } from '../client.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../object.js';
 import { ConfigMaps } from '../resources.js';
-import { DefaultSharedInformer } from './shared-informer.js';
+import { silentLogger, type Logger } from '../logging.js';
+import { DefaultSharedInformer, type ResourceEventHandler } from './shared-informer.js';
 
 interface Cm extends KubeObject {
   data?: Record<string, string>;
@@ -15,7 +16,7 @@ const cm = (ns: string, name: string, rv: string, team = 'a'): Cm => ({
   metadata: { namespace: ns, name, resourceVersion: rv, labels: { team } },
 });
 
-function newInformer(): DefaultSharedInformer<Cm> {
+function newInformer(logger?: Logger): DefaultSharedInformer<Cm> {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
@@ -27,7 +28,53 @@ function newInformer(): DefaultSharedInformer<Cm> {
     client: new KubeClient(kc),
     type: ConfigMaps,
     indexers: { team: (o) => [o.metadata?.labels?.team ?? ''] },
+    logger,
   });
+}
+
+/** A logger that keeps warn/error records (message and fields). */
+function capturingLogger(): { logger: Logger; records: { level: string; msg: string; fields: object }[] } {
+  const records: { level: string; msg: string; fields: object }[] = [];
+  const at =
+    (level: string) =>
+    (fields: object, msg?: string): void =>
+      void records.push({ level, msg: msg ?? '', fields });
+  const logger: Logger = {
+    ...silentLogger,
+    warn: at('warn'),
+    error: at('error'),
+    child: () => logger,
+  } as Logger;
+  return { logger, records };
+}
+
+/** A handler whose every call returns a promise the test settles: a listener that has fallen behind. */
+function stalledHandler(): { names: string[]; release: () => void; handler: ResourceEventHandler<Cm> } {
+  const names: string[] = [];
+  let stalled = true;
+  let resolveFirst: (() => void) | undefined;
+  const handle = (o: Cm): Promise<void> => {
+    names.push(o.metadata?.name ?? '');
+    if (!stalled) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      resolveFirst = resolve;
+    });
+  };
+  return {
+    names,
+    release: () => {
+      stalled = false;
+      resolveFirst?.();
+    },
+    handler: { onAdd: handle, onUpdate: (_o, n) => handle(n) },
+  };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let turns = 0; !check(); turns++) {
+    if (turns > 10_000) throw new Error('condition not reached');
+    await new Promise((r) => setImmediate(r));
+  }
 }
 
 function recorder(): { log: string[]; handler: Parameters<DefaultSharedInformer<Cm>['addEventHandler']>[0] } {
@@ -144,5 +191,74 @@ describe('DefaultSharedInformer', () => {
     reg.remove();
     inf.apply('ADDED', cm('n1', 'b', '2'));
     expect(r.log).toEqual([]);
+  });
+
+  describe('each handler has its own buffer', () => {
+    it('keeps delivering to the other handlers, in order, while one handler has not finished', async () => {
+      const inf = newInformer();
+      const slow = stalledHandler();
+      const fast = recorder();
+      const slowReg = inf.addEventHandler(slow.handler, { name: 'slow-controller' });
+      inf.addEventHandler(fast.handler);
+      inf.replace([], '1');
+      for (let i = 0; i < 2000; i++) inf.apply('ADDED', cm('n1', `cm-${i}`, String(i + 2)));
+      expect(fast.log).toHaveLength(2000);
+      expect(slow.names).toEqual(['cm-0']);
+      expect(slowReg.pendingEvents()).toBe(1999);
+      slow.release();
+      await until(() => slowReg.pendingEvents() === 0);
+      expect(slow.names).toEqual(Array.from({ length: 2000 }, (_, i) => `cm-${i}`));
+    });
+
+    it('yields to the event loop while it drains a long buffer', async () => {
+      const inf = newInformer();
+      const slow = stalledHandler();
+      const reg = inf.addEventHandler(slow.handler);
+      inf.replace([], '1');
+      for (let i = 0; i < 3000; i++) inf.apply('ADDED', cm('n1', `cm-${i}`, String(i + 2)));
+      let timerTurns = 0;
+      const ticking = setInterval(() => timerTurns++, 0);
+      slow.release();
+      await until(() => reg.pendingEvents() === 0);
+      clearInterval(ticking);
+      // 3,000 events are delivered in batches with turns of the event loop between them, so timers (the
+      // watch's watchdog, other handlers' work) run while a backlog drains.
+      expect(timerTurns).toBeGreaterThan(1);
+      expect(slow.names).toHaveLength(3000);
+    });
+
+    it('reports a handler synced only once it has finished with the initial list', async () => {
+      const inf = newInformer();
+      const slow = stalledHandler();
+      const reg = inf.addEventHandler(slow.handler);
+      inf.replace([cm('n1', 'a', '1'), cm('n1', 'b', '2')], '2');
+      expect(inf.hasSynced()).toBe(true);
+      expect(reg.hasSynced()).toBe(false);
+      slow.release();
+      await until(() => reg.hasSynced());
+      expect(slow.names).toEqual(['a', 'b']);
+    });
+
+    it('names a handler that falls behind, and a rejected promise does not stop its next events', async () => {
+      const { logger, records } = capturingLogger();
+      const inf = newInformer(logger);
+      const slow = stalledHandler();
+      inf.addEventHandler(slow.handler, { name: 'controller podplacement' });
+      let failures = 0;
+      const seen: string[] = [];
+      inf.addEventHandler({
+        onAdd: (o) => {
+          seen.push(o.metadata?.name ?? '');
+          return failures++ === 0 ? Promise.reject(new Error('first event fails')) : Promise.resolve();
+        },
+      });
+      inf.replace([], '1');
+      for (let i = 0; i < 1001; i++) inf.apply('ADDED', cm('n1', `cm-${i}`, String(i + 2)));
+      const behind = records.filter((r) => r.msg.includes('falling behind')).map((r) => r.fields);
+      expect(behind).toContainEqual({ handler: 'controller podplacement', pendingEvents: 1000 });
+      await until(() => seen.length === 1001);
+      expect(records.some((r) => r.level === 'error' && r.msg.includes('event handler failed'))).toBe(true);
+      slow.release();
+    });
   });
 });

@@ -5,6 +5,13 @@
 //    delete of an object the cache never had is dropped (no onDelete without a prior onAdd).
 //  - A handler added late first receives onAdd(obj, true) for every cached object.
 //  - A throwing handler is logged and skipped; it never stops the informer or other handlers.
+//  - Each handler has its own buffer, as client-go's processorListener has. A handler that returns a promise
+//    gets its next event once that promise settles; meanwhile its events wait in its buffer and the watch loop
+//    and the other handlers go on (its buffer size is pendingEvents(); a warning is logged at every 10x growth
+//    from 1,000). A handler that returns nothing is called at once when its buffer is empty, so the common
+//    handler (enqueue a key) costs no extra turn of the event loop. Synchronous handlers must be quick: a
+//    synchronous handler that blocks holds up the whole process (one thread), and a warning names it once it
+//    takes more than 100 ms.
 //  - Eventually consistent: the cache may lag the server; after hasSynced() it has been complete at least once.
 // The caller must not modify objects it receives (they are the cache's).
 import { realClock, type Clock } from '../clock.js';
@@ -14,20 +21,34 @@ import { objectKey, type KubeObject } from '../object.js';
 import { Reflector, type ReflectorOptions, type ReflectorSink, type ReflectorStats } from './reflector.js';
 import { IndexedStore, NAMESPACE_INDEX, namespaceIndexFunc, type IndexFunc, type Indexer } from './store.js';
 
+/**
+ * What a handler returns. A promise (any thenable) makes its next event wait, in its own buffer, until the promise
+ * settles; anything else is ignored (so `(o) => list.push(o)` is a valid handler).
+ */
+export type HandlerResult = unknown;
+
 export interface ResourceEventHandler<T> {
   /** `isInInitialList`: the object was in the first list (or the cache when the handler was added). */
-  onAdd?(obj: T, isInInitialList: boolean): void;
+  onAdd?(obj: T, isInInitialList: boolean): HandlerResult;
   /** `oldObj === newObj` on a periodic resync. */
-  onUpdate?(oldObj: T, newObj: T): void;
+  onUpdate?(oldObj: T, newObj: T): HandlerResult;
   /** `finalStateUnknown`: the deletion was inferred from a relist; `obj` is the last state the cache knew. */
-  onDelete?(obj: T, finalStateUnknown: boolean): void;
+  onDelete?(obj: T, finalStateUnknown: boolean): HandlerResult;
 }
 
 export interface HandlerRegistration {
-  /** True once the handler has received the initial contents. */
+  /** True once the handler has received (and finished with) the initial contents. */
   hasSynced(): boolean;
-  /** Stops delivering events to this handler. */
+  /** Events waiting in this handler's buffer. */
+  pendingEvents(): number;
+  /** Stops delivering events to this handler (buffered ones are dropped). */
   remove(): void;
+}
+
+export interface HandlerOptions {
+  resyncPeriodMs?: number;
+  /** Names the handler in warnings (e.g. the controller that registered it). */
+  name?: string;
 }
 
 export interface InformerOptions<T> extends Omit<ReflectorOptions, 'clock' | 'logger'> {
@@ -45,10 +66,7 @@ export interface InformerOptions<T> extends Omit<ReflectorOptions, 'clock' | 'lo
 }
 
 export interface SharedInformer<T> {
-  addEventHandler(
-    handler: ResourceEventHandler<T>,
-    options?: { resyncPeriodMs?: number },
-  ): HandlerRegistration;
+  addEventHandler(handler: ResourceEventHandler<T>, options?: HandlerOptions): HandlerRegistration;
   /** The cache (read-only for callers). */
   getIndexer(): Indexer<T>;
   /** True once the first list has been delivered to the cache. */
@@ -58,14 +76,6 @@ export interface SharedInformer<T> {
   lastSyncResourceVersion(): string;
   /** Runs list/watch until `signal` aborts. Call once. */
   start(signal: AbortSignal): Promise<void>;
-}
-
-interface Listener<T> {
-  handler: ResourceEventHandler<T>;
-  resyncPeriodMs: number;
-  nextResyncAt: number;
-  synced: boolean;
-  removed: boolean;
 }
 
 export class DefaultSharedInformer<T extends KubeObject> implements SharedInformer<T>, ReflectorSink<T> {
@@ -93,28 +103,26 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
     return this.reflector.stats;
   }
 
-  addEventHandler(
-    handler: ResourceEventHandler<T>,
-    options: { resyncPeriodMs?: number } = {},
-  ): HandlerRegistration {
+  addEventHandler(handler: ResourceEventHandler<T>, options: HandlerOptions = {}): HandlerRegistration {
     const resyncPeriodMs = options.resyncPeriodMs ?? this.defaultResyncMs;
     if (resyncPeriodMs < 0) throw new InvalidArgumentError('resyncPeriodMs', 'must be >= 0');
-    const listener: Listener<T> = {
-      handler,
+    const listener = new Listener(handler, {
+      name: options.name ?? `handler-${this.listeners.length + 1}`,
       resyncPeriodMs,
       nextResyncAt: this.clock.now() + resyncPeriodMs,
-      synced: false,
-      removed: false,
-    };
+      clock: this.clock,
+      logger: this.logger,
+    });
     this.listeners.push(listener);
     if (this.synced) {
-      for (const obj of this.store.list()) this.call('onAdd', () => handler.onAdd?.(obj, true));
-      listener.synced = true;
+      for (const obj of this.store.list()) listener.deliver({ kind: 'add', obj, initial: true });
+      listener.deliver({ kind: 'synced' });
     }
     return {
       hasSynced: () => listener.synced,
+      pendingEvents: () => listener.pendingEvents(),
       remove: () => {
-        listener.removed = true;
+        listener.remove();
         const i = this.listeners.indexOf(listener);
         if (i >= 0) this.listeners.splice(i, 1);
       },
@@ -168,18 +176,18 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
       const key = objectKey(obj);
       seen.add(key);
       const old = this.store.upsert(obj);
-      if (!old) this.dispatch((h) => h.onAdd?.(obj, initial));
+      if (!old) this.dispatch({ kind: 'add', obj, initial });
       else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion)
-        this.dispatch((h) => h.onUpdate?.(old, obj));
+        this.dispatch({ kind: 'update', old, obj });
     }
     for (const key of this.store.listKeys()) {
       if (seen.has(key)) continue;
       const old = this.store.remove(key);
-      if (old) this.dispatch((h) => h.onDelete?.(old, true));
+      if (old) this.dispatch({ kind: 'delete', obj: old, finalStateUnknown: true });
     }
     if (!this.synced) {
       this.synced = true;
-      for (const l of this.listeners) l.synced = true;
+      this.dispatch({ kind: 'synced' });
       const waiters = this.syncWaiters;
       this.syncWaiters = [];
       for (const w of waiters) w();
@@ -193,32 +201,17 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
       // Like client-go, a delete of an object the cache never had is dropped: handlers never saw it added, so
       // a delete would be their first (and only) news of it. Otherwise they get the server's final state.
       const old = this.store.remove(objectKey(obj));
-      if (old) this.dispatch((h) => h.onDelete?.(obj, false));
+      if (old) this.dispatch({ kind: 'delete', obj, finalStateUnknown: false });
       return;
     }
     const old = this.store.upsert(obj);
-    if (old) this.dispatch((h) => h.onUpdate?.(old, obj));
-    else this.dispatch((h) => h.onAdd?.(obj, false));
+    if (old) this.dispatch({ kind: 'update', old, obj });
+    else this.dispatch({ kind: 'add', obj, initial: false });
   }
 
-  private dispatch(fn: (h: ResourceEventHandler<T>) => void): void {
+  private dispatch(notification: Notification<T>): void {
     const listeners = this.listeners;
-    for (let i = 0; i < listeners.length; i++) {
-      const l = listeners[i] as Listener<T>;
-      try {
-        fn(l.handler);
-      } catch (err) {
-        this.logger.error({ err }, 'event handler threw; continuing');
-      }
-    }
-  }
-
-  private call(what: string, fn: () => void): void {
-    try {
-      fn();
-    } catch (err) {
-      this.logger.error({ err, handler: what }, 'event handler threw; continuing');
-    }
+    for (let i = 0; i < listeners.length; i++) (listeners[i] as Listener<T>).deliver(notification);
   }
 
   private async scheduleResync(signal: AbortSignal): Promise<void> {
@@ -239,8 +232,160 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
         if (l.nextResyncAt > now || l.removed) continue;
         l.nextResyncAt = now + l.resyncPeriodMs;
         if (!this.synced) continue;
-        for (const obj of this.store.list()) this.call('onUpdate', () => l.handler.onUpdate?.(obj, obj));
+        for (const obj of this.store.list()) l.deliver({ kind: 'update', old: obj, obj });
       }
     }
   }
+}
+
+type Notification<T> =
+  | { kind: 'add'; obj: T; initial: boolean }
+  | { kind: 'update'; old: T; obj: T }
+  | { kind: 'delete'; obj: T; finalStateUnknown: boolean }
+  /** The initial contents have been delivered before this. */
+  | { kind: 'synced' };
+
+/** A synchronous handler slower than this is named in a warning: it holds up every other handler. */
+const SLOW_SYNC_HANDLER_MS = 100;
+/** Buffered events delivered in one turn of the event loop before yielding to I/O and timers. */
+const DRAIN_BATCH = 256;
+const FIRST_BACKLOG_WARNING = 1000;
+
+/** One handler and its own buffer (client-go's processorListener). */
+class Listener<T> {
+  readonly resyncPeriodMs: number;
+  nextResyncAt: number;
+  synced = false;
+  removed = false;
+  private readonly name: string;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  /** Events not yet delivered; `head` is the next one (a queue without O(n) shifts). */
+  private buffer: Notification<T>[] = [];
+  private head = 0;
+  /** A promise returned by the handler has not settled yet, or a drain is scheduled. */
+  private busy = false;
+  private warnAtBacklog = FIRST_BACKLOG_WARNING;
+  /** Buffered events delivered since the listener last yielded to the event loop. */
+  private sinceYield = 0;
+
+  constructor(
+    private readonly handler: ResourceEventHandler<T>,
+    o: { name: string; resyncPeriodMs: number; nextResyncAt: number; clock: Clock; logger: Logger },
+  ) {
+    this.name = o.name;
+    this.resyncPeriodMs = o.resyncPeriodMs;
+    this.nextResyncAt = o.nextResyncAt;
+    this.clock = o.clock;
+    this.logger = o.logger;
+  }
+
+  pendingEvents(): number {
+    return this.buffer.length - this.head;
+  }
+
+  deliver(notification: Notification<T>): void {
+    if (this.removed) return;
+    if (!this.busy && this.pendingEvents() === 0) {
+      this.run(notification);
+      return;
+    }
+    this.buffer.push(notification);
+    const pending = this.pendingEvents();
+    if (pending >= this.warnAtBacklog) {
+      this.logger.warn(
+        { handler: this.name, pendingEvents: pending },
+        'an informer event handler is falling behind; its events are buffered and the others go on',
+      );
+      this.warnAtBacklog *= 10;
+    }
+  }
+
+  remove(): void {
+    this.removed = true;
+    this.buffer = [];
+    this.head = 0;
+  }
+
+  /** Calls the handler; a returned promise makes the listener busy until it settles. */
+  private run(notification: Notification<T>): void {
+    if (notification.kind === 'synced') {
+      this.synced = true;
+      return;
+    }
+    const started = this.clock.now();
+    let result: HandlerResult;
+    try {
+      result = this.call(notification);
+    } catch (err) {
+      this.logger.error({ err, handler: this.name }, 'event handler threw; continuing');
+      return;
+    }
+    const took = this.clock.now() - started;
+    if (took > SLOW_SYNC_HANDLER_MS)
+      this.logger.warn(
+        { handler: this.name, ms: took },
+        'a synchronous informer event handler blocked the process; do slow work asynchronously (return a promise)',
+      );
+    if (isThenable(result)) {
+      this.busy = true;
+      result.then(
+        () => this.settled(),
+        (err: unknown) => {
+          this.logger.error({ err, handler: this.name }, 'event handler failed; continuing');
+          this.settled();
+        },
+      );
+    }
+  }
+
+  private call(n: Exclude<Notification<T>, { kind: 'synced' }>): HandlerResult {
+    switch (n.kind) {
+      case 'add':
+        return this.handler.onAdd?.(n.obj, n.initial);
+      case 'update':
+        return this.handler.onUpdate?.(n.old, n.obj);
+      case 'delete':
+        return this.handler.onDelete?.(n.obj, n.finalStateUnknown);
+    }
+  }
+
+  private settled(): void {
+    this.busy = false;
+    this.drain();
+  }
+
+  /** Delivers buffered events in order until the handler is busy again, yielding to I/O every DRAIN_BATCH. */
+  private drain(): void {
+    while (!this.busy && !this.removed && this.pendingEvents() > 0) {
+      // Counted across drains too: a handler whose promises settle at once would otherwise chain microtasks
+      // through the whole buffer and starve timers and I/O.
+      if (++this.sinceYield > DRAIN_BATCH) {
+        this.sinceYield = 0;
+        this.busy = true;
+        setImmediate(() => this.settled());
+        return;
+      }
+      const next = this.buffer[this.head] as Notification<T>;
+      this.buffer[this.head++] = undefined as unknown as Notification<T>;
+      if (this.head === this.buffer.length) {
+        this.buffer = [];
+        this.head = 0;
+      } else if (this.head > 1024 && this.head * 2 > this.buffer.length) {
+        this.buffer = this.buffer.slice(this.head);
+        this.head = 0;
+      }
+      this.run(next);
+    }
+    if (this.pendingEvents() === 0) this.sinceYield = 0;
+    if (this.pendingEvents() < FIRST_BACKLOG_WARNING) this.warnAtBacklog = FIRST_BACKLOG_WARNING;
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }
