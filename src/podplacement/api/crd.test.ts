@@ -14,9 +14,7 @@ describe('CRD generation', () => {
     'deploy/crds is up to date for $kind',
     (kind) => {
       const file = path.join(root, 'deploy', 'crds', crdFileName(kind));
-      expect(readFileSync(file, 'utf8'), 'run: npm run generate').toBe(
-        renderCrdYaml(kind),
-      );
+      expect(readFileSync(file, 'utf8'), 'run: npm run generate').toBe(renderCrdYaml(kind));
     },
   );
 
