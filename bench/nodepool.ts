@@ -3,7 +3,8 @@
 // watches the NodePools independently of the controller to time each status change -> NodePool condition, and to
 // count NodePool writes (MODIFIED events) per status change and for timestamp-only (heartbeat) changes.
 // Reconciles are counted per phase (a status change should cost one). BENCH_NODEPOOL_WORKERS=n overrides the
-// controller's default number of workers, to compare settings.
+// controller's default number of workers, to compare settings. The burst floor (the same writes without a
+// controller) shows what this machine's API server allows any controller.
 import { performance } from 'node:perf_hooks';
 import { Registry } from 'prom-client';
 import { startDevCluster } from '../src/devcluster/cluster.js';
@@ -165,6 +166,45 @@ export async function run(): Promise<BenchResult> {
     });
     const baselinePerSecond = pools.length / ((performance.now() - baselineStart) / 1000);
     baselineLatencies.sort((a, b) => a - b);
+
+    // The floor of a burst on this machine, before the controller runs: the same number of ConfigMap updates at
+    // once, each followed by its NodePool status write as soon as it returns, as a controller with no watch delay,
+    // no queue and no work of its own would write. Every burst latency below includes these two writes (and two
+    // watch deliveries this floor leaves out), so no controller's burst p99 can be under this floor's here.
+    const floorPayload = 'x'.repeat(2048);
+    await inBatches(pools, 25, async (pool) => {
+      await configMaps.create({
+        metadata: { name: `floor-${pool.name}`, namespace: NS },
+        data: { status: `${floorPayload}0` },
+      });
+    });
+    const floorLatencies = await Promise.all(
+      pools.map(async (pool) => {
+        const t0 = performance.now();
+        await configMaps.mergePatch(
+          { namespace: NS, name: `floor-${pool.name}` },
+          { data: { status: `${floorPayload}1` } },
+        );
+        await nodePools.mergePatch(
+          { namespace: NS, name: pool.name },
+          {
+            status: {
+              conditions: [
+                {
+                  type: 'BenchBaseline',
+                  status: 'False',
+                  reason: 'BenchFloor',
+                  lastTransitionTime: new Date().toISOString(),
+                },
+              ],
+            },
+          },
+          { subresource: 'status' },
+        );
+        return performance.now() - t0;
+      }),
+    );
+    floorLatencies.sort((a, b) => a - b);
 
     // Independent observer: every NodePool MODIFIED event, and the summary condition it carries.
     const observerFactory = new SharedInformerFactory({ client });
@@ -387,6 +427,18 @@ export async function run(): Promise<BenchResult> {
         baseline: `${pools.length} status changes at once`,
       },
       { name: 'burst_all_reflected_ms', value: burstMs, unit: 'ms' },
+      {
+        name: 'burst_floor_p99_ms',
+        value: percentile(floorLatencies, 99),
+        unit: 'ms',
+        baseline: `no controller: ${pools.length} ConfigMap updates at once, each followed at once by its NodePool status write (same run, before the controller starts)`,
+      },
+      {
+        name: 'burst_p99_vs_floor_ratio',
+        value: percentile(burstLatencies, 99) / percentile(floorLatencies, 99),
+        unit: 'ratio',
+        baseline: 'burst p99 over the floor p99, same run',
+      },
       {
         name: 'burst_p99_status_to_nodepool_write_ms',
         value: percentile(burstControllerMs, 99),
