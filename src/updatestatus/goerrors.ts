@@ -159,182 +159,189 @@ const isHex = (c: number) => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x4
  * Go's scanner accepts them. A port of encoding/json/scanner.go's state machine, for error messages only.
  */
 export function goJsonSyntaxError(bytes: Uint8Array): string | undefined {
-  type Step = (c: number) => string | undefined;
-  const stack: ('key' | 'value' | 'array')[] = [];
-  let step: Step;
-  let endTop = false;
-  const invalid = (c: number, context: string) => `invalid character ${goQuoteByte(c)} ${context}`;
-  const literal = (rest: string, name: string): Step => {
-    let i = 0;
-    const next: Step = (c) => {
-      const want = rest.charCodeAt(i);
-      if (c !== want) return invalid(c, `in literal ${name} (expecting '${rest[i]}')`);
-      i++;
-      step = i === rest.length ? endValue : next;
-      return undefined;
-    };
-    return next;
-  };
-  const beginValue: Step = (c) => {
-    if (isJsonSpace(c)) return undefined;
-    if (c === 0x7b) {
-      if (stack.length >= 10000) return 'exceeded max depth';
-      stack.push('key');
-      step = beginStringOrEmpty;
-    } else if (c === 0x5b) {
-      if (stack.length >= 10000) return 'exceeded max depth';
-      stack.push('array');
-      step = beginValueOrEmpty;
-    } else if (c === 0x22) step = inString;
-    else if (c === 0x2d) step = neg;
-    else if (c === 0x30) step = zero;
-    else if (c === 0x74) step = literal('rue', 'true');
-    else if (c === 0x66) step = literal('alse', 'false');
-    else if (c === 0x6e) step = literal('ull', 'null');
-    else if (c >= 0x31 && c <= 0x39) step = one;
-    else return invalid(c, 'looking for beginning of value');
-    return undefined;
-  };
-  const beginStringOrEmpty: Step = (c) => {
-    if (isJsonSpace(c)) return undefined;
-    if (c === 0x7d) {
-      stack.pop();
-      return endValueAfterPop();
-    }
-    return beginString(c);
-  };
-  const beginString: Step = (c) => {
-    if (isJsonSpace(c)) return undefined;
-    if (c === 0x22) {
-      step = inString;
-      return undefined;
-    }
-    return invalid(c, 'looking for beginning of object key string');
-  };
-  const beginValueOrEmpty: Step = (c) => {
-    if (isJsonSpace(c)) return undefined;
-    if (c === 0x5d) {
-      stack.pop();
-      return endValueAfterPop();
-    }
-    return beginValue(c);
-  };
-  const endValueAfterPop = (): undefined => {
-    if (stack.length === 0) {
-      endTop = true;
-      step = endTopStep;
-    } else step = endValue;
-    return undefined;
-  };
-  const endTopStep: Step = (c) => (isJsonSpace(c) ? undefined : invalid(c, 'after top-level value'));
-  const endValue: Step = (c) => {
-    if (stack.length === 0) {
-      endTop = true;
-      step = endTopStep;
-      return endTopStep(c);
-    }
-    if (isJsonSpace(c)) {
-      step = endValue;
-      return undefined;
-    }
-    const top = stack[stack.length - 1];
-    if (top === 'key') {
-      if (c === 0x3a) {
-        stack[stack.length - 1] = 'value';
-        step = beginValue;
-        return undefined;
-      }
-      return invalid(c, 'after object key');
-    }
-    if (top === 'value') {
-      if (c === 0x2c) {
-        stack[stack.length - 1] = 'key';
-        step = beginString;
-        return undefined;
-      }
-      if (c === 0x7d) {
-        stack.pop();
-        return endValueAfterPop();
-      }
-      return invalid(c, 'after object key:value pair');
-    }
-    if (c === 0x2c) {
-      step = beginValue;
-      return undefined;
-    }
-    if (c === 0x5d) {
-      stack.pop();
-      return endValueAfterPop();
-    }
-    return invalid(c, 'after array element');
-  };
-  const inString: Step = (c) => {
-    if (c === 0x22) step = endValue;
-    else if (c === 0x5c) step = inStringEsc;
-    else if (c < 0x20) return invalid(c, 'in string literal');
-    return undefined;
-  };
-  const inStringEsc: Step = (c) => {
-    if ([0x62, 0x66, 0x6e, 0x72, 0x74, 0x5c, 0x2f, 0x22].includes(c)) step = inString;
-    else if (c === 0x75) step = hexDigits(4);
-    else return invalid(c, 'in string escape code');
-    return undefined;
-  };
-  const hexDigits =
-    (left: number): Step =>
-    (c) => {
-      if (!isHex(c)) return invalid(c, 'in \\u hexadecimal character escape');
-      step = left === 1 ? inString : hexDigits(left - 1);
-      return undefined;
-    };
-  const neg: Step = (c) => {
-    if (c === 0x30) step = zero;
-    else if (c >= 0x31 && c <= 0x39) step = one;
-    else return invalid(c, 'in numeric literal');
-    return undefined;
-  };
-  const one: Step = (c) => (isDigit(c) ? undefined : zero(c));
-  const zero: Step = (c) => {
-    if (c === 0x2e) step = dot;
-    else if (c === 0x65 || c === 0x45) step = exp;
-    else return endValue(c);
-    return undefined;
-  };
-  const dot: Step = (c) => {
-    if (!isDigit(c)) return invalid(c, 'after decimal point in numeric literal');
-    step = dot0;
-    return undefined;
-  };
-  const dot0: Step = (c) => {
-    if (isDigit(c)) return undefined;
-    if (c === 0x65 || c === 0x45) {
-      step = exp;
-      return undefined;
-    }
-    return endValue(c);
-  };
-  const exp: Step = (c) => {
-    if (c === 0x2b || c === 0x2d) {
-      step = expSign;
-      return undefined;
-    }
-    return expSign(c);
-  };
-  const expSign: Step = (c) => {
-    if (!isDigit(c)) return invalid(c, 'in exponent of numeric literal');
-    step = exp0;
-    return undefined;
-  };
-  const exp0: Step = (c) => (isDigit(c) ? undefined : endValue(c));
+  return new GoJsonScanner().scan(bytes);
+}
 
-  step = beginValue;
-  for (const c of bytes) {
-    const err = step(c);
+/** One step of the scanner: consumes a byte, returns an error text or undefined. */
+type Step = (c: number) => string | undefined;
+type Container = 'key' | 'value' | 'array';
+
+const JSON_MAX_DEPTH = 10000;
+
+/** encoding/json's scanner: `step` is the state, each state a method (names as in scanner.go). */
+class GoJsonScanner {
+  private readonly stack: Container[] = [];
+  private step: Step = (c) => this.beginValue(c);
+  private endTop = false;
+
+  scan(bytes: Uint8Array): string | undefined {
+    for (const c of bytes) {
+      const err = this.step(c);
+      if (err !== undefined) return err;
+    }
+    if (this.endTop) return undefined;
+    // scanner.eof: a final space ends a number or a literal-free value at the top.
+    const err = this.step(0x20);
     if (err !== undefined) return err;
+    return this.endTop ? undefined : 'unexpected end of JSON input';
   }
-  if (endTop) return undefined;
-  // scanner.eof: a final space ends a number or a literal-free value at the top.
-  const err = step(0x20);
-  if (err !== undefined) return err;
-  return endTop ? undefined : 'unexpected end of JSON input';
+
+  private next(step: Step): undefined {
+    this.step = step;
+    return undefined;
+  }
+
+  private push(container: Container, then: Step): string | undefined {
+    if (this.stack.length >= JSON_MAX_DEPTH) return 'exceeded max depth';
+    this.stack.push(container);
+    return this.next(then);
+  }
+
+  private beginValue(c: number): string | undefined {
+    if (isJsonSpace(c)) return undefined;
+    if (c === 0x7b) return this.push('key', (x) => this.beginStringOrEmpty(x));
+    if (c === 0x5b) return this.push('array', (x) => this.beginValueOrEmpty(x));
+    if (c === 0x22) return this.next((x) => this.inString(x));
+    if (c === 0x2d) return this.next((x) => this.neg(x));
+    if (c === 0x30) return this.next((x) => this.zero(x));
+    if (c === 0x74) return this.next(this.literal('rue', 'true'));
+    if (c === 0x66) return this.next(this.literal('alse', 'false'));
+    if (c === 0x6e) return this.next(this.literal('ull', 'null'));
+    if (c >= 0x31 && c <= 0x39) return this.next((x) => this.one(x));
+    return invalid(c, 'looking for beginning of value');
+  }
+
+  private literal(rest: string, name: string): Step {
+    let i = 0;
+    const step: Step = (c) => {
+      if (c !== rest.charCodeAt(i)) return invalid(c, `in literal ${name} (expecting '${rest[i]}')`);
+      i++;
+      return this.next(i === rest.length ? (x) => this.endValue(x) : step);
+    };
+    return step;
+  }
+
+  private beginStringOrEmpty(c: number): string | undefined {
+    if (isJsonSpace(c)) return undefined;
+    if (c === 0x7d) return this.popContainer();
+    return this.beginString(c);
+  }
+
+  private beginString(c: number): string | undefined {
+    if (isJsonSpace(c)) return undefined;
+    if (c === 0x22) return this.next((x) => this.inString(x));
+    return invalid(c, 'looking for beginning of object key string');
+  }
+
+  private beginValueOrEmpty(c: number): string | undefined {
+    if (isJsonSpace(c)) return undefined;
+    if (c === 0x5d) return this.popContainer();
+    return this.beginValue(c);
+  }
+
+  /** A container closed: the top-level value ended, or the enclosing one goes on. */
+  private popContainer(): undefined {
+    this.stack.pop();
+    if (this.stack.length > 0) return this.next((x) => this.endValue(x));
+    this.endTop = true;
+    return this.next((x) => this.endTopStep(x));
+  }
+
+  private endTopStep(c: number): string | undefined {
+    return isJsonSpace(c) ? undefined : invalid(c, 'after top-level value');
+  }
+
+  private endValue(c: number): string | undefined {
+    if (this.stack.length === 0) {
+      this.endTop = true;
+      this.step = (x) => this.endTopStep(x);
+      return this.endTopStep(c);
+    }
+    if (isJsonSpace(c)) return this.next((x) => this.endValue(x));
+    const top = this.stack.length - 1;
+    switch (this.stack[top]) {
+      case 'key':
+        if (c !== 0x3a) return invalid(c, 'after object key');
+        this.stack[top] = 'value';
+        return this.next((x) => this.beginValue(x));
+      case 'value':
+        if (c === 0x2c) {
+          this.stack[top] = 'key';
+          return this.next((x) => this.beginString(x));
+        }
+        if (c === 0x7d) return this.popContainer();
+        return invalid(c, 'after object key:value pair');
+      case 'array':
+      case undefined:
+        if (c === 0x2c) return this.next((x) => this.beginValue(x));
+        if (c === 0x5d) return this.popContainer();
+        return invalid(c, 'after array element');
+    }
+  }
+
+  private inString(c: number): string | undefined {
+    if (c === 0x22) return this.next((x) => this.endValue(x));
+    if (c === 0x5c) return this.next((x) => this.inStringEsc(x));
+    if (c < 0x20) return invalid(c, 'in string literal');
+    return undefined;
+  }
+
+  private inStringEsc(c: number): string | undefined {
+    if ([0x62, 0x66, 0x6e, 0x72, 0x74, 0x5c, 0x2f, 0x22].includes(c))
+      return this.next((x) => this.inString(x));
+    if (c === 0x75) return this.next(this.hexDigits(4));
+    return invalid(c, 'in string escape code');
+  }
+
+  private hexDigits(left: number): Step {
+    return (c) => {
+      if (!isHex(c)) return invalid(c, 'in \\u hexadecimal character escape');
+      return this.next(left === 1 ? (x) => this.inString(x) : this.hexDigits(left - 1));
+    };
+  }
+
+  private neg(c: number): string | undefined {
+    if (c === 0x30) return this.next((x) => this.zero(x));
+    if (c >= 0x31 && c <= 0x39) return this.next((x) => this.one(x));
+    return invalid(c, 'in numeric literal');
+  }
+
+  private one(c: number): string | undefined {
+    return isDigit(c) ? undefined : this.zero(c);
+  }
+
+  private zero(c: number): string | undefined {
+    if (c === 0x2e) return this.next((x) => this.dot(x));
+    if (c === 0x65 || c === 0x45) return this.next((x) => this.exp(x));
+    return this.endValue(c);
+  }
+
+  private dot(c: number): string | undefined {
+    if (!isDigit(c)) return invalid(c, 'after decimal point in numeric literal');
+    return this.next((x) => this.dot0(x));
+  }
+
+  private dot0(c: number): string | undefined {
+    if (isDigit(c)) return undefined;
+    if (c === 0x65 || c === 0x45) return this.next((x) => this.exp(x));
+    return this.endValue(c);
+  }
+
+  private exp(c: number): string | undefined {
+    if (c === 0x2b || c === 0x2d) return this.next((x) => this.expSign(x));
+    return this.expSign(c);
+  }
+
+  private expSign(c: number): string | undefined {
+    if (!isDigit(c)) return invalid(c, 'in exponent of numeric literal');
+    return this.next((x) => this.exp0(x));
+  }
+
+  private exp0(c: number): string | undefined {
+    return isDigit(c) ? undefined : this.endValue(c);
+  }
+}
+
+function invalid(c: number, context: string): string {
+  return `invalid character ${goQuoteByte(c)} ${context}`;
 }
