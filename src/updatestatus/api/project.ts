@@ -333,17 +333,16 @@ function indexAcquired(previous: UpdateStatusStatus | undefined): AcquiredIndex 
   return index;
 }
 
-/** Conditions keep their previous lastTransitionTime while status, reason and message are unchanged. */
+/** Conditions keep their previous lastTransitionTime while their status is unchanged. */
 function keepTransitionTimes(
   next: Condition[] | undefined,
   previous: readonly Condition[] | undefined,
 ): Condition[] | undefined {
   if (next === undefined) return undefined;
+  // meta.SetStatusCondition's rule, as in runtime/conditions.ts: the time moves only when the status does.
   return next.map((c) => {
     const old = previous?.find((p) => p.type === c.type);
-    return old && old.status === c.status && old.reason === c.reason && old.message === c.message
-      ? { ...c, lastTransitionTime: old.lastTransitionTime }
-      : c;
+    return old?.status === c.status ? { ...c, lastTransitionTime: old.lastTransitionTime } : c;
   });
 }
 
