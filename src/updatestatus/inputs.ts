@@ -1,6 +1,7 @@
 // The parts of the observed OpenShift objects the assessments read, as plain JSON shapes (what the API server and
 // snapshot files carry). Every field is optional because real objects omit empty ones; assessors must treat an
 // absent field exactly as Go treats its zero value. Timestamps stay strings here and are parsed where used.
+import type { LabelSelector } from '../runtime/light.js';
 
 export interface ObjectMeta {
   readonly name?: string;
@@ -44,16 +45,7 @@ export interface ClusterOperator {
   };
 }
 
-export interface LabelSelectorRequirement {
-  readonly key?: string;
-  readonly operator?: string;
-  readonly values?: readonly string[];
-}
-
-export interface LabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly LabelSelectorRequirement[];
-}
+export type { LabelSelector, LabelSelectorRequirement } from '../runtime/light.js';
 
 export interface MachineConfigPool {
   readonly metadata?: ObjectMeta;
