@@ -95,7 +95,15 @@ export async function startPodPlacementOperator(
   manager.add(tls);
 
   const stopped = manager.start(options.signal);
-  if (server) await Promise.race([server.ready(), stopped]);
+  if (server) {
+    try {
+      await Promise.race([server.ready(), stopped]);
+    } catch (err) {
+      // The manager stops on the failure too; wait for it, so nothing is left running or unhandled.
+      await stopped.catch(() => undefined);
+      throw err;
+    }
+  }
   return {
     webhookPort: server?.port() ?? 0,
     probePort: () => manager.probePort(),

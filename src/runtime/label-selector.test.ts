@@ -117,3 +117,30 @@ describe('label selectors', () => {
     );
   });
 });
+
+describe('labelSelectorProblem on what apimachinery accepts and on malformed input', () => {
+  it('accepts a key prefix with a label over 63 characters, as IsDNS1123Subdomain does', () => {
+    expect(
+      labelSelectorProblem({ matchLabels: { [`${'a'.repeat(64)}.example.com/x`]: 'v' } }),
+    ).toBeUndefined();
+    expect(labelSelectorProblem({ matchLabels: { [`${'a'.repeat(254)}/x`]: 'v' } })).toMatch(
+      /invalid prefix/,
+    );
+  });
+
+  it('names the problem instead of throwing on shapes a hand-written file may carry', () => {
+    const malformed: unknown[] = [
+      { matchLabels: [] },
+      { matchLabels: { app: 3 } },
+      { matchExpressions: {} },
+      { matchExpressions: [null] },
+      { matchExpressions: [{ key: 7, operator: 'Exists' }] },
+      { matchExpressions: [{ key: 'app', operator: 'In', values: 'web' }] },
+      { matchExpressions: [{ key: 'app', operator: 'In', values: [1] }] },
+    ];
+    for (const selector of malformed)
+      expect(labelSelectorProblem(selector as LabelSelector), JSON.stringify(selector)).toEqual(
+        expect.any(String),
+      );
+  });
+});

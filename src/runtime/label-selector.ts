@@ -48,11 +48,14 @@ function isLabelName(s: string): boolean {
   return true;
 }
 
-/** A DNS-1123 subdomain: lower-case labels of alphanumerics and inner `-`, joined by dots, at most 253. */
+/**
+ * A DNS-1123 subdomain: lower-case labels of alphanumerics and inner `-`, joined by dots, at most 253 in all (as
+ * apimachinery's IsDNS1123Subdomain: no limit per label).
+ */
 export function isDnsSubdomain(s: string): boolean {
   if (s.length === 0 || s.length > MAX_DNS_SUBDOMAIN) return false;
   for (const label of s.split('.')) {
-    if (label.length === 0 || label.length > MAX_LABEL_NAME) return false;
+    if (label.length === 0) return false;
     if (!isLowerAlnum(label[0] ?? '') || !isLowerAlnum(label[label.length - 1] ?? '')) return false;
     for (const c of label) if (!isLowerAlnum(c) && c !== '-') return false;
   }
@@ -84,31 +87,57 @@ export function labelValueProblem(value: string): string | undefined {
  */
 export function labelSelectorProblem(selector: LabelSelector | null | undefined): string | undefined {
   if (!selector) return undefined;
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+  // Hand-written input (a snapshot file) may carry any JSON: shapes are checked before syntax.
+  const matchLabels: unknown = selector.matchLabels ?? {};
+  if (typeof matchLabels !== 'object' || matchLabels === null || Array.isArray(matchLabels))
+    return 'matchLabels must be a map of label keys to values';
+  for (const [key, value] of Object.entries(matchLabels)) {
+    if (typeof value !== 'string') return `matchLabels: the value of ${JSON.stringify(key)} must be a string`;
     const problem = labelKeyProblem(key) ?? labelValueProblem(value);
     if (problem) return `matchLabels: ${problem}`;
   }
-  for (const [i, req] of (selector.matchExpressions ?? []).entries()) {
+  const expressions: unknown = selector.matchExpressions ?? [];
+  if (!Array.isArray(expressions)) return 'matchExpressions must be a list';
+  for (const [i, req] of (expressions as unknown[]).entries()) {
     const where = `matchExpressions[${i}]`;
-    const key = req.key ?? '';
-    const values = req.values ?? [];
-    switch (req.operator) {
-      case 'In':
-      case 'NotIn':
-        if (values.length === 0) return `${where}: operator ${req.operator} on ${key} needs values`;
-        break;
-      case 'Exists':
-      case 'DoesNotExist':
-        if (values.length > 0) return `${where}: operator ${req.operator} on ${key} takes no values`;
-        break;
-      case undefined:
-      default:
-        return `${where}: unknown label selector operator ${JSON.stringify(req.operator)}: use In, NotIn, Exists or DoesNotExist`;
-    }
-    const problem = labelKeyProblem(key) ?? values.map(labelValueProblem).find(Boolean);
-    if (problem) return `${where}: ${problem}`;
+    if (typeof req !== 'object' || req === null || Array.isArray(req)) return `${where} must be an object`;
+    const {
+      key = '',
+      values = [],
+      operator,
+    } = req as { key?: unknown; values?: unknown; operator?: unknown };
+    if (typeof key !== 'string') return `${where}: key must be a string`;
+    if (!Array.isArray(values) || values.some((v) => typeof v !== 'string'))
+      return `${where}: values must be a list of strings`;
+    const problem =
+      operatorProblem(where, key, operator, values as string[]) ??
+      syntaxProblem(where, key, values as string[]);
+    if (problem) return problem;
   }
   return undefined;
+}
+
+function operatorProblem(
+  where: string,
+  key: string,
+  operator: unknown,
+  values: readonly string[],
+): string | undefined {
+  switch (operator) {
+    case 'In':
+    case 'NotIn':
+      return values.length === 0 ? `${where}: operator ${operator} on ${key} needs values` : undefined;
+    case 'Exists':
+    case 'DoesNotExist':
+      return values.length > 0 ? `${where}: operator ${operator} on ${key} takes no values` : undefined;
+    default:
+      return `${where}: unknown label selector operator ${JSON.stringify(operator)}: use In, NotIn, Exists or DoesNotExist`;
+  }
+}
+
+function syntaxProblem(where: string, key: string, values: readonly string[]): string | undefined {
+  const problem = labelKeyProblem(key) ?? values.map(labelValueProblem).find(Boolean);
+  return problem && `${where}: ${problem}`;
 }
 
 /**

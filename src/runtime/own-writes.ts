@@ -10,13 +10,23 @@
 import type { WatchPredicate } from './controller.js';
 import { objectKey, type KubeObject } from './object.js';
 
+interface HeldEvent {
+  readonly obj: KubeObject;
+  /** The version an update replaced. */
+  readonly old: KubeObject | undefined;
+}
+
 export class OwnWrites {
   /** Object key -> resourceVersion our last write returned, until its echo arrives. */
   private readonly written = new Map<string, string>();
-  /** Object key -> events held while a write of that object is in flight. */
-  private readonly held = new Map<string, KubeObject[]>();
+  /** Object key -> events (object, and the version it replaced) held while a write of that object is in flight. */
+  private readonly held = new Map<string, HeldEvent[]>();
 
-  /** `onMissedChange`: called after a tracked write with the newest held event that was not its echo. */
+  /**
+   * `onMissedChange`: called after a tracked write for each object of the held events that were not its echo,
+   * the versions they replaced included (a caller whose keys depend on the object must queue the old key too, as
+   * Controller.watch does).
+   */
   constructor(private readonly onMissedChange: (obj: KubeObject) => void = () => undefined) {}
 
   /**
@@ -24,7 +34,7 @@ export class OwnWrites {
    * version it returned; events for that object are held meanwhile. Returns (or throws) what `write` did.
    */
   async track<T extends KubeObject>(key: string, write: () => Promise<T>): Promise<T> {
-    const held: KubeObject[] = [];
+    const held: HeldEvent[] = [];
     this.held.set(key, held);
     let written: T | undefined;
     try {
@@ -33,11 +43,15 @@ export class OwnWrites {
     } finally {
       if (this.held.get(key) === held) this.held.delete(key);
       const rv = written?.metadata?.resourceVersion;
-      const echoSeen = rv !== undefined && held.some((o) => o.metadata?.resourceVersion === rv);
+      const echoSeen = rv !== undefined && held.some((e) => e.obj.metadata?.resourceVersion === rv);
       if (rv !== undefined && !echoSeen) this.written.set(key, rv);
-      const missed = held.filter((o) => o.metadata?.resourceVersion !== rv);
-      const newest = missed[missed.length - 1];
-      if (newest) this.onMissedChange(newest);
+      const missed = new Set<KubeObject>();
+      for (const e of held) {
+        if (e.obj.metadata?.resourceVersion === rv) continue;
+        missed.add(e.obj);
+        if (e.old) missed.add(e.old);
+      }
+      for (const obj of missed) this.onMissedChange(obj);
     }
   }
 
@@ -48,11 +62,11 @@ export class OwnWrites {
 
   /** A Controller.watch predicate dropping the add/update events that echo a tracked write. */
   predicate<T extends KubeObject>(): WatchPredicate<T> {
-    const pass = (obj: T): boolean => {
+    const pass = (obj: T, old?: T): boolean => {
       const key = objectKey(obj);
       const held = this.held.get(key);
       if (held) {
-        held.push(obj);
+        held.push({ obj, old });
         return false;
       }
       const rv = obj.metadata?.resourceVersion;
@@ -61,8 +75,8 @@ export class OwnWrites {
       return false;
     };
     return {
-      add: pass,
-      update: (_old, cur) => pass(cur),
+      add: (obj) => pass(obj),
+      update: (old, cur) => pass(cur, old),
       delete: (obj) => {
         this.written.delete(objectKey(obj));
         return true;

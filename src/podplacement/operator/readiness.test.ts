@@ -67,3 +67,23 @@ describe('WebhookReadiness', () => {
     expect(readiness.ready()).toBe(true);
   });
 });
+
+describe('WebhookReadiness.follow', () => {
+  it('leaves a webhook server that cannot listen to the manager, without an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const listening = Promise.reject(new Error('listen EADDRINUSE: address already in use :::9443'));
+      listening.catch(() => undefined); // as WebhookServer does for its own promise
+      let changes = 0;
+      const readiness = new WebhookReadiness({ hasSynced: () => true } as never, () => void changes++);
+      readiness.follow({ ready: () => listening });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+      expect(changes).toBe(0);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

@@ -41,10 +41,14 @@ export class WebhookReadiness {
 
   /** This process serves the webhook: ready once `server` listens. */
   follow(server: { ready(): Promise<void> }): void {
-    void server.ready().then(() => {
-      this.listening = true;
-      this.onChange();
-    });
+    // A server that cannot listen rejects ready(); the manager reports that failure, so it is not one here.
+    void server.ready().then(
+      () => {
+        this.listening = true;
+        this.onChange();
+      },
+      () => undefined,
+    );
   }
 
   /** The webhook runs in another Deployment: watch its Service's EndpointSlices in `namespace`. */

@@ -6,7 +6,11 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../object.js';
 import { ConfigMaps } from '../resources.js';
 import { silentLogger, type Logger } from '../logging.js';
-import { DefaultSharedInformer, type ResourceEventHandler } from './shared-informer.js';
+import {
+  DefaultSharedInformer,
+  type HandlerRegistration,
+  type ResourceEventHandler,
+} from './shared-informer.js';
 
 interface Cm extends KubeObject {
   data?: Record<string, string>;
@@ -259,6 +263,99 @@ describe('DefaultSharedInformer', () => {
       await until(() => seen.length === 1001);
       expect(records.some((r) => r.level === 'error' && r.msg.includes('event handler failed'))).toBe(true);
       slow.release();
+    });
+  });
+
+  describe('handlers that add, remove or cause events while they run', () => {
+    it('a handler removing its own registration does not take the event from the next handler', () => {
+      const inf = newInformer();
+      inf.replace([], '1');
+      const once: HandlerRegistration = inf.addEventHandler({ onAdd: () => once.remove() });
+      const next = recorder();
+      inf.addEventHandler(next.handler);
+      inf.apply('ADDED', cm('n1', 'a', '2'));
+      expect(next.log).toEqual(['add a@2']);
+    });
+
+    it('a handler added from inside a handler gets each object once', () => {
+      const inf = newInformer();
+      inf.replace([], '1');
+      const late = recorder();
+      let added = false;
+      inf.addEventHandler({
+        onAdd: () => {
+          if (!added) inf.addEventHandler(late.handler);
+          added = true;
+        },
+      });
+      inf.apply('ADDED', cm('n1', 'a', '2'));
+      expect(late.log).toEqual(['add a@2 initial']);
+    });
+
+    it('a handler added from inside onDelete never hears of an object it was not given', () => {
+      const inf = newInformer();
+      inf.replace([cm('n1', 'a', '1')], '1');
+      const late = recorder();
+      inf.addEventHandler({ onDelete: () => void inf.addEventHandler(late.handler) });
+      inf.apply('DELETED', cm('n1', 'a', '2'));
+      expect(late.log).toEqual([]);
+    });
+
+    it('a handler added while the first list is delivered gets all of it before it reports synced', () => {
+      const inf = newInformer();
+      const late = recorder();
+      let reg: HandlerRegistration | undefined;
+      inf.addEventHandler({ onAdd: () => void (reg ??= inf.addEventHandler(late.handler)) });
+      inf.replace([cm('n1', 'a', '1'), cm('n1', 'b', '2')], '2');
+      expect(reg?.hasSynced()).toBe(true);
+      expect(late.log.sort()).toEqual(['add a@1 initial', 'add b@2 initial']);
+    });
+
+    it('an async handler never runs two events at once, even when it causes an event itself', async () => {
+      const inf = newInformer();
+      inf.replace([], '1');
+      let running = 0;
+      let mostAtOnce = 0;
+      const finish: (() => void)[] = [];
+      const seen: string[] = [];
+      const reg = inf.addEventHandler({
+        onAdd: (o) => {
+          seen.push(o.metadata?.name ?? '');
+          mostAtOnce = Math.max(mostAtOnce, ++running);
+          // As a fake client delivering its watch synchronously would.
+          if (o.metadata?.name === 'a') inf.apply('ADDED', cm('n1', 'b', '3'));
+          return new Promise<void>((resolve) =>
+            finish.push(() => {
+              running--;
+              resolve();
+            }),
+          );
+        },
+      });
+      inf.apply('ADDED', cm('n1', 'a', '2'));
+      expect(mostAtOnce).toBe(1);
+      expect(reg.pendingEvents()).toBe(1);
+      finish.shift()?.();
+      await until(() => seen.length === 2);
+      expect(seen).toEqual(['a', 'b']);
+      expect(mostAtOnce).toBe(1);
+    });
+
+    it('warns about a handler that stays about 1,000 events behind once, not at every event', async () => {
+      const { logger, records } = capturingLogger();
+      const inf = newInformer(logger);
+      inf.replace([], '1');
+      const finish: (() => void)[] = [];
+      inf.addEventHandler({ onAdd: () => new Promise<void>((resolve) => finish.push(resolve)) });
+      let n = 0;
+      const add = (): void => inf.apply('ADDED', cm('n1', `cm-${n}`, String(++n + 1)));
+      for (let i = 0; i < 1001; i++) add();
+      for (let i = 0; i < 500; i++) {
+        finish.shift()?.();
+        await new Promise((r) => setImmediate(r));
+        add();
+      }
+      expect(records.filter((r) => r.msg.includes('falling behind'))).toHaveLength(1);
     });
   });
 });

@@ -81,7 +81,8 @@ export interface SharedInformer<T> {
 export class DefaultSharedInformer<T extends KubeObject> implements SharedInformer<T>, ReflectorSink<T> {
   private readonly store: IndexedStore<T>;
   private readonly reflector: Reflector<T>;
-  private readonly listeners: Listener<T>[] = [];
+  /** Replaced, never changed in place: a dispatch in progress keeps the array it started with. */
+  private listeners: readonly Listener<T>[] = [];
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly transform: ((obj: T) => T) | undefined;
@@ -113,18 +114,16 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
       clock: this.clock,
       logger: this.logger,
     });
-    this.listeners.push(listener);
-    if (this.synced) {
-      for (const obj of this.store.list()) listener.deliver({ kind: 'add', obj, initial: true });
-      listener.deliver({ kind: 'synced' });
-    }
+    this.listeners = [...this.listeners, listener];
+    // What the cache holds now (also mid-list, when added from another handler); later changes come by dispatch.
+    for (const obj of this.store.list()) listener.deliver({ kind: 'add', obj, initial: true });
+    if (this.synced) listener.deliver({ kind: 'synced' });
     return {
       hasSynced: () => listener.synced,
       pendingEvents: () => listener.pendingEvents(),
       remove: () => {
         listener.remove();
-        const i = this.listeners.indexOf(listener);
-        if (i >= 0) this.listeners.splice(i, 1);
+        this.listeners = this.listeners.filter((l) => l !== listener);
       },
     };
   }
@@ -210,6 +209,7 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
   }
 
   private dispatch(notification: Notification<T>): void {
+    // The array of this moment: a handler that adds or removes handlers changes this.listeners, not this loop.
     const listeners = this.listeners;
     for (let i = 0; i < listeners.length; i++) (listeners[i] as Listener<T>).deliver(notification);
   }
@@ -265,6 +265,8 @@ class Listener<T> {
   private head = 0;
   /** A promise returned by the handler has not settled yet, or a drain is scheduled. */
   private busy = false;
+  /** The handler is on the stack: an event it causes synchronously waits in the buffer. */
+  private running = false;
   private warnAtBacklog = FIRST_BACKLOG_WARNING;
   /** Buffered events delivered since the listener last yielded to the event loop. */
   private sinceYield = 0;
@@ -286,8 +288,10 @@ class Listener<T> {
 
   deliver(notification: Notification<T>): void {
     if (this.removed) return;
-    if (!this.busy && this.pendingEvents() === 0) {
+    if (!this.busy && !this.running && this.pendingEvents() === 0) {
       this.run(notification);
+      // Events the handler caused while it ran wait in the buffer.
+      if (!this.busy && this.pendingEvents() > 0) this.drain();
       return;
     }
     this.buffer.push(notification);
@@ -315,11 +319,14 @@ class Listener<T> {
     }
     const started = this.clock.now();
     let result: HandlerResult;
+    this.running = true;
     try {
       result = this.call(notification);
     } catch (err) {
       this.logger.error({ err, handler: this.name }, 'event handler threw; continuing');
       return;
+    } finally {
+      this.running = false;
     }
     const took = this.clock.now() - started;
     if (took > SLOW_SYNC_HANDLER_MS)
@@ -327,15 +334,16 @@ class Listener<T> {
         { handler: this.name, ms: took },
         'a synchronous informer event handler blocked the process; do slow work asynchronously (return a promise)',
       );
-    if (isThenable(result)) {
-      this.busy = true;
-      result.then(
-        () => this.settled(),
-        (err: unknown) => {
-          this.logger.error({ err, handler: this.name }, 'event handler failed; continuing');
-          this.settled();
-        },
-      );
+    if (!isThenable(result)) return;
+    this.busy = true;
+    const failed = (err: unknown): void => {
+      this.logger.error({ err, handler: this.name }, 'event handler failed; continuing');
+      this.settled();
+    };
+    try {
+      result.then(() => this.settled(), failed);
+    } catch (err) {
+      failed(err);
     }
   }
 
@@ -377,8 +385,11 @@ class Listener<T> {
       }
       this.run(next);
     }
-    if (this.pendingEvents() === 0) this.sinceYield = 0;
-    if (this.pendingEvents() < FIRST_BACKLOG_WARNING) this.warnAtBacklog = FIRST_BACKLOG_WARNING;
+    if (this.pendingEvents() === 0) {
+      this.sinceYield = 0;
+      // Only an emptied buffer re-arms the first warning: a handler hovering near 1,000 behind warns once.
+      this.warnAtBacklog = FIRST_BACKLOG_WARNING;
+    }
   }
 }
 
