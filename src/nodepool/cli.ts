@@ -38,6 +38,13 @@ export function registerNodePoolCommands(program: Command): void {
     .option('--hcp-namespace <namespace>', 'the hosted control plane namespace of that hosted cluster')
     .option('--stale-after <seconds>', 'report a status stale when its heartbeat is older (0: never)', '0')
     .option('--heartbeat <seconds>', 'status writer heartbeat interval (0: write on change only)', '300')
+    .option('--probe-port <port>', 'serve /healthz, /readyz and /metrics on this port (default: none)')
+    .option(
+      '--leader-elect',
+      'run the controllers only while holding the tessera-nodepool Lease in --namespace (for more than one replica)',
+      false,
+    )
+    .option('--namespace <ns>', "the Lease's namespace (default: $POD_NAMESPACE)")
     .action(
       async (
         opts: {
@@ -46,6 +53,9 @@ export function registerNodePoolCommands(program: Command): void {
           hcpNamespace?: string;
           staleAfter: string;
           heartbeat: string;
+          probePort?: string;
+          leaderElect: boolean;
+          namespace?: string;
         },
         command: Command,
       ) => {
@@ -54,7 +64,11 @@ export function registerNodePoolCommands(program: Command): void {
           import('../cli/logging.js'),
         ]);
         const { logger } = commandLogger(command, { name: 'tessera-nodepool' });
-        await runNodePoolControllers({ ...opts, logger });
+        await runNodePoolControllers({
+          ...opts,
+          namespace: opts.namespace ?? process.env.POD_NAMESPACE,
+          logger,
+        });
       },
     );
 }

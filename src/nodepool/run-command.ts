@@ -1,9 +1,12 @@
 // `tessera nodepool run`: runs the NodePool side against a management cluster and, given a hosted cluster and its
-// HCP namespace, the Node Tuning side's status writer too, until SIGINT/SIGTERM.
+// HCP namespace, the Node Tuning side's status writer too, until SIGINT/SIGTERM. On a Manager: with --probe-port it
+// serves /healthz, /readyz and /metrics; with --leader-elect only the holder of the `tessera-nodepool` Lease runs
+// the controllers (deploy/nodepool/management runs it so).
 import { KubeConfig } from '@kubernetes/client-node';
 import {
   InvalidArgumentError,
   KubeClient,
+  Manager,
   type Logger,
   type Runnable,
   runTogether,
@@ -21,6 +24,13 @@ export interface NodePoolRunOptions {
   staleAfter: string;
   /** Seconds; 0 disables heartbeats. */
   heartbeat: string;
+  /** Port of /healthz, /readyz and /metrics; undefined: none. */
+  probePort?: string;
+  /** Run the controllers only while holding the Lease in `namespace`; otherwise one process only. */
+  leaderElect?: boolean;
+  namespace?: string;
+  /** Stops the controllers (tests); without it SIGINT/SIGTERM do. */
+  signal?: AbortSignal;
   /** The CLI builds it from --log-format/--log-level. */
   logger: Logger;
 }
@@ -47,9 +57,16 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
     );
   }
   const staleAfterMs = seconds(opts.staleAfter, '--stale-after');
+  const probePort = opts.probePort === undefined ? undefined : Number(opts.probePort);
+  if (probePort !== undefined && (!Number.isInteger(probePort) || probePort < 0 || probePort > 65535))
+    throw new InvalidArgumentError('--probe-port', `must be a port number, got "${opts.probePort ?? ''}"`);
+  const leaseNamespace = opts.leaderElect ? opts.namespace : undefined;
+  if (opts.leaderElect && !leaseNamespace)
+    throw new InvalidArgumentError('--leader-elect', 'needs --namespace (or $POD_NAMESPACE) for its Lease');
   const heartbeatIntervalMs = seconds(opts.heartbeat, '--heartbeat');
   const logger = opts.logger;
-  const management = new KubeClient(load(opts.kubeconfig));
+  const managementConfig = load(opts.kubeconfig);
+  const management = new KubeClient(managementConfig);
   const hosted = opts.hostedKubeconfig ? new KubeClient(load(opts.hostedKubeconfig)) : undefined;
   const parts: Runnable[] = [createNodePoolController({ management, staleAfterMs, logger })];
   if (hosted && opts.hcpNamespace) {
@@ -63,14 +80,27 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
       }),
     );
   }
-  const stop = new AbortController();
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+  const manager = new Manager({
+    kubeConfig: managementConfig,
+    // Also the Lease's name (deploy/nodepool/management/rbac.yaml grants that one Lease).
+    name: 'tessera-nodepool',
+    leaderElection: leaseNamespace ? { leaseNamespace } : false,
+    probes: probePort === undefined ? false : { port: probePort },
+    logger,
+    handleSignals: opts.signal === undefined,
+  });
+  manager.add(runTogether('nodepool', parts, true));
   logger.info(
-    { statusWriter: Boolean(hosted), staleAfterMs, heartbeatIntervalMs },
+    {
+      statusWriter: Boolean(hosted),
+      staleAfterMs,
+      heartbeatIntervalMs,
+      leaderElection: Boolean(leaseNamespace),
+    },
     'running; Ctrl-C to stop',
   );
   try {
-    await runTogether('nodepool', parts).start(stop.signal);
+    await manager.start(opts.signal);
   } finally {
     await management.close();
     await hosted?.close();

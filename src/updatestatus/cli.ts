@@ -33,4 +33,30 @@ export function registerUpgradeCommands(program: Command): void {
       const { runUpgradeStatus, parseUpgradeStatusOptions } = await import('./command.js');
       process.exitCode = await runUpgradeStatus(parseUpgradeStatusOptions(opts));
     });
+
+  upgrade
+    .command('status-controller')
+    .description(
+      'run the update status controller alone (as deploy/updatestatus does): writes the UpdateStatus from ClusterVersion, ClusterOperators, MachineConfigPools, Nodes and alerts',
+    )
+    .option('--kubeconfig <file>', 'kubeconfig to use (default: in-cluster, $KUBECONFIG or ~/.kube/config)')
+    .option(
+      '-n, --namespace <ns>',
+      "namespace of the leader-election Lease (default: $POD_NAMESPACE, else 'tessera-update-status')",
+    )
+    .option('--probe-port <port>', '/healthz, /readyz and /metrics port', '8081')
+    .option('--no-leader-elect', 'run without leader election (one replica only)')
+    .option(
+      '--prometheus-url <url>',
+      "read alerts from this Prometheus-compatible API with the controller's own credentials instead of the openshift-monitoring/thanos-querier Route",
+    )
+    .action(async (opts: Record<string, unknown>, command: Command) => {
+      const [{ runUpdateStatusController, parseControllerOptions }, { commandLogger }] = await Promise.all([
+        import('./controller-command.js'),
+        import('../cli/logging.js'),
+      ]);
+      const { logger, settings } = commandLogger(command, { name: 'tessera-updatestatus' });
+      const options = parseControllerOptions(opts, process.env.POD_NAMESPACE ?? 'tessera-update-status');
+      await runUpdateStatusController(options, { logger, logLevel: settings.level });
+    });
 }
