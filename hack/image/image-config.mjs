@@ -3,6 +3,7 @@
 // jq, so building the image needs nothing the project does not already require.
 // Arguments: name=value pairs: arch created version revision source licenses title base node.
 import { readFileSync } from 'node:fs';
+import process from 'node:process';
 
 const args = Object.fromEntries(
   process.argv.slice(2).map((a) => {
@@ -36,7 +37,11 @@ config.config = {
   User: '65532:65532',
   WorkingDir: '/opt/tessera',
   Entrypoint: ['/usr/local/bin/node', '/opt/tessera/dist/cli/main.js'],
-  Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt'],
+  Env: [
+    'PATH=/usr/local/bin:/usr/bin:/bin',
+    'NODE_ENV=production',
+    'SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt',
+  ],
   Labels: labels,
 };
 
@@ -44,6 +49,10 @@ const sorted = (v) =>
   Array.isArray(v)
     ? v.map(sorted)
     : v !== null && typeof v === 'object'
-      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])]))
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, sorted(v[k])]),
+        )
       : v;
 process.stdout.write(`${JSON.stringify(sorted(config), null, 2)}\n`);
