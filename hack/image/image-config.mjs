@@ -2,7 +2,6 @@
 // keys: platform, user, entrypoint, labels, and fixed times, so the digest depends on the inputs only. Node, not
 // jq, so building the image needs nothing the project does not already require.
 // Arguments: name=value pairs: arch created version revision source licenses title base node.
-import { readFileSync } from 'node:fs';
 import process from 'node:process';
 
 const args = Object.fromEntries(
@@ -11,7 +10,10 @@ const args = Object.fromEntries(
     return [a.slice(0, eq), a.slice(eq + 1)];
   }),
 );
-const config = JSON.parse(readFileSync(0, 'utf8'));
+// Read as a stream: a synchronous read of fd 0 fails with EAGAIN when the pipe is non-blocking.
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const config = JSON.parse(Buffer.concat(chunks).toString('utf8'));
 const layerComment = 'hack/image/build.sh';
 config.architecture = args.arch;
 config.os = 'linux';

@@ -26,10 +26,11 @@ import { installNodePoolCrds } from '../../../src/nodepool/api/install.js';
 import type { NodePool } from '../../../src/nodepool/api/types.js';
 import { LABELS } from '../../../src/nodepool/constants.js';
 import { runNodePoolControllers } from '../../../src/nodepool/run-command.js';
-import { KubeClient, type Logger } from '../../../src/runtime/index.js';
+import { KubeClient } from '../../../src/runtime/index.js';
 import { installOpenShiftDevCrds } from '../../../src/updatestatus/api/dev-crds.js';
 import { parseControllerOptions, runUpdateStatusController } from '../../../src/updatestatus/controller-command.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
+import { forbiddenLines, lineLogger, serviceAccountKubeConfig, tokenKubeConfig } from '../../support/identities.js';
 
 const run = promisify(execFile);
 const DEPLOY = path.join(projectRoot, 'deploy');
@@ -149,46 +150,15 @@ async function expectTable(checks: readonly Check[]): Promise<void> {
   expect(actual).toEqual(checks.map((c) => describeCheck(c, c[4])));
 }
 
-/** A KubeConfig that authenticates with `token` (a service account's). */
-async function tokenKubeConfig(name: string, token: string): Promise<KubeConfig> {
-  const c = (await cluster?.kubeConfig())?.getCurrentCluster();
-  if (!c) throw new Error('admin kubeconfig has no cluster');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'test', server: c.server, caData: c.caData, caFile: c.caFile }],
-    users: [{ name, token }],
-    contexts: [{ name, cluster: 'test', user: name }],
-    currentContext: name,
-  });
-  return kc;
+async function adminKubeConfig(): Promise<KubeConfig> {
+  if (!cluster) throw new Error('no cluster');
+  return cluster.kubeConfig();
 }
 
-/** A short-lived token of the service account, from the TokenRequest API (as the kubelet mounts one). */
-async function serviceAccountKubeConfig(namespace: string, name: string): Promise<KubeConfig> {
-  const tr = await client.request<{ status: { token: string } }>({
-    method: 'POST',
-    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  return tokenKubeConfig(name, tr.status.token);
+/** A KubeConfig acting as `namespace/name`, with a one-hour token. */
+async function saKubeConfig(namespace: string, name: string): Promise<KubeConfig> {
+  return serviceAccountKubeConfig(await adminKubeConfig(), client, namespace, name);
 }
-
-function capture(lines: string[]): Logger {
-  const errors = (_k: string, v: unknown): unknown => (v instanceof Error ? `${v.name}: ${v.message}` : v);
-  const at = (level: string) => (obj: object, msg?: string) =>
-    lines.push(`${level} ${msg ?? ''} ${JSON.stringify(obj, errors)}`);
-  const logger: Logger = {
-    error: at('error'),
-    warn: at('warn'),
-    info: at('info'),
-    debug: at('debug'),
-    trace: at('trace'),
-    child: () => logger,
-  };
-  return logger;
-}
-
-const forbidden = (lines: readonly string[]): string[] => lines.filter((l) => /forbidden|HTTP 403/i.test(l));
 
 beforeAll(async () => {
   cluster = await startTestCluster({ name: uniqueName('deploy'), nodes: 'default' });
@@ -442,7 +412,7 @@ describe('least-privilege RBAC of the new service accounts (kubectl auth can-i)'
 describe('each component with its own service account', () => {
   it('update status, leader-elected, as its Deployment runs it (`tessera upgrade status-controller`): writes the UpdateStatus `cluster`, nothing forbidden', async () => {
     const log: string[] = [];
-    const kubeConfig = await serviceAccountKubeConfig(US_NS, 'update-status-controller');
+    const kubeConfig = await saKubeConfig(US_NS, 'update-status-controller');
     const kubeconfigFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'us-sa-')), 'kubeconfig');
     writeFileSync(kubeconfigFile, kubeConfig.exportConfig(), { mode: 0o600 });
     const options = parseControllerOptions(
@@ -451,7 +421,7 @@ describe('each component with its own service account', () => {
     );
     const stop = new AbortController();
     // A component that stops early (e.g. on a 403) is logged, so the assertions below name the cause.
-    const running = runUpdateStatusController(options, { logger: capture(log), logLevel: 'info' }, stop.signal).catch(
+    const running = runUpdateStatusController(options, { logger: lineLogger(log), logLevel: 'info' }, stop.signal).catch(
       (err: unknown) => void log.push(`error stopped: ${String(err)}`),
     );
     try {
@@ -475,7 +445,7 @@ describe('each component with its own service account', () => {
       stop.abort();
       await running;
     }
-    expect(forbidden(log)).toEqual([]);
+    expect(forbiddenLines(log)).toEqual([]);
   });
 
   it('NodePool side and status writer (hosted identity from its token Secret): status carried, then cleaned up', async () => {
@@ -498,10 +468,10 @@ describe('each component with its own service account', () => {
     const hostedFile = path.join(kubeconfigs, 'hosted');
     writeFileSync(
       managementFile,
-      (await serviceAccountKubeConfig(NP_NS, 'nodepool-status-controller')).exportConfig(),
+      (await saKubeConfig(NP_NS, 'nodepool-status-controller')).exportConfig(),
       { mode: 0o600 },
     );
-    writeFileSync(hostedFile, (await tokenKubeConfig('nto-status-writer', token)).exportConfig(), { mode: 0o600 });
+    writeFileSync(hostedFile, tokenKubeConfig(await adminKubeConfig(), 'nto-status-writer', token).exportConfig(), { mode: 0o600 });
     // This one cluster plays both parts; its kwok workers carry no NodePool label, so only the pair's nodes count.
     const pair = new HostedClusterPair({ management: client, hosted: client, clusterName: 'deploy-hc' });
     await pair.setUp();
@@ -509,7 +479,7 @@ describe('each component with its own service account', () => {
     await pair.setTunedState('deploy-np-node-1', { kind: 'applied' });
 
     const log: string[] = [];
-    const logger = capture(log);
+    const logger = lineLogger(log);
     const stop = new AbortController();
     const running = runNodePoolControllers({
       kubeconfig: managementFile,
@@ -545,7 +515,7 @@ describe('each component with its own service account', () => {
       stop.abort();
       await running;
     }
-    expect(forbidden(log)).toEqual([]);
+    expect(forbiddenLines(log)).toEqual([]);
     // Not vacuous: both parts wrote.
     expect(log.join('\n')).toContain('mirrored PerformanceProfile ConfigMap');
     expect(log.join('\n')).toContain('created status ConfigMap');

@@ -9,7 +9,6 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { binaryPaths, projectRoot } from '../../../src/devcluster/binaries.js';
@@ -24,8 +23,9 @@ import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
 } from '../../../src/podplacement/operator.js';
-import { KubeClient, type Logger } from '../../../src/runtime/index.js';
+import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
+import { forbiddenLines, lineLogger, serviceAccountKubeConfig } from '../../support/identities.js';
 import { freePort } from '../podplacement/support.js';
 
 const run = promisify(execFile);
@@ -93,40 +93,6 @@ async function expectTable(checks: readonly Check[]): Promise<void> {
   expect(actual).toEqual(
     checks.map((c) => `${c[0].split(':').pop() ?? ''} ${c[1]} ${c[2]} -n ${c[3]}: ${c[4]}`),
   );
-}
-
-/** Builds a KubeConfig that authenticates as the service account, with a token from the TokenRequest API. */
-async function serviceAccountKubeConfig(admin: KubeConfig, name: string): Promise<KubeConfig> {
-  const tr = await client.request<{ status: { token: string } }>({
-    method: 'POST',
-    path: `/api/v1/namespaces/${NS}/serviceaccounts/${name}/token`,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
-  });
-  const c = admin.getCurrentCluster();
-  if (!c) throw new Error('admin kubeconfig has no cluster');
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'test', server: c.server, caData: c.caData, caFile: c.caFile }],
-    users: [{ name, token: tr.status.token }],
-    contexts: [{ name, cluster: 'test', user: name }],
-    currentContext: name,
-  });
-  return kc;
-}
-
-function capture(lines: string[]): Logger {
-  const errors = (_k: string, v: unknown): unknown => (v instanceof Error ? `${v.name}: ${v.message}` : v);
-  const at = (level: string) => (obj: object, msg?: string) =>
-    lines.push(`${level} ${msg ?? ''} ${JSON.stringify(obj, errors)}`);
-  const logger: Logger = {
-    error: at('error'),
-    warn: at('warn'),
-    info: at('info'),
-    debug: at('debug'),
-    trace: at('trace'),
-    child: () => logger,
-  };
-  return logger;
 }
 
 beforeAll(async () => {
@@ -247,19 +213,19 @@ describe('pod placement RBAC (plain Kubernetes, self-managed TLS)', () => {
     try {
       controller = await startPodPlacementOperator({
         ...common,
-        kubeConfig: await serviceAccountKubeConfig(admin, 'pod-placement-controller'),
+        kubeConfig: await serviceAccountKubeConfig(admin, client, NS, 'pod-placement-controller'),
         components: 'controller',
         manageValidatingWebhook: true,
         retryBaseDelayMs: 20,
-        logger: capture(controllerLog),
+        logger: lineLogger(controllerLog),
       });
       webhook = await startPodPlacementOperator({
         ...common,
-        kubeConfig: await serviceAccountKubeConfig(admin, 'pod-placement-web-hook'),
+        kubeConfig: await serviceAccountKubeConfig(admin, client, NS, 'pod-placement-web-hook'),
         components: 'webhook',
         webhookHost: '127.0.0.1',
         webhookPort: port,
-        logger: capture(webhookLog),
+        logger: lineLogger(webhookLog),
       });
       await controller.validatingWebhookConfigured;
       // The controller points the CRD's conversion webhook at itself; the API server answers 503 for the resource
@@ -314,9 +280,8 @@ describe('pod placement RBAC (plain Kubernetes, self-managed TLS)', () => {
       await webhook?.stopped.catch(() => undefined);
       await controller?.stopped.catch(() => undefined);
     }
-    const forbidden = (lines: string[]) => lines.filter((l) => /forbidden|HTTP 403/i.test(l));
-    expect(forbidden(controllerLog)).toEqual([]);
-    expect(forbidden(webhookLog)).toEqual([]);
+    expect(forbiddenLines(controllerLog)).toEqual([]);
+    expect(forbiddenLines(webhookLog)).toEqual([]);
     // Not vacuous: both halves did their work.
     expect(controllerLog.join('\n')).toContain('mutating webhook configuration created');
     expect(webhookLog.join('\n')).toContain('webhook server listening');
