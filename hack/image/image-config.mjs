@@ -2,6 +2,7 @@
 // keys: platform, user, entrypoint, labels, and fixed times, so the digest depends on the inputs only. Node, not
 // jq, so building the image needs nothing the project does not already require.
 // Arguments: name=value pairs: arch created version revision source licenses title base node.
+import { Buffer } from 'node:buffer';
 import process from 'node:process';
 
 const args = Object.fromEntries(
