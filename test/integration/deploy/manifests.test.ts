@@ -30,7 +30,14 @@ import { KubeClient } from '../../../src/runtime/index.js';
 import { installOpenShiftDevCrds } from '../../../src/updatestatus/api/dev-crds.js';
 import { parseControllerOptions, runUpdateStatusController } from '../../../src/updatestatus/controller-command.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
-import { forbiddenLines, lineLogger, serviceAccountKubeConfig, tokenKubeConfig } from '../../support/identities.js';
+import {
+  type CanICheck,
+  expectCanITable,
+  forbiddenLines,
+  lineLogger,
+  serviceAccountKubeConfig,
+  tokenKubeConfig,
+} from '../../support/identities.js';
 
 const run = promisify(execFile);
 const DEPLOY = path.join(projectRoot, 'deploy');
@@ -118,37 +125,8 @@ const monitoringCrd = (kind: string, plural: string): object => ({
   },
 });
 
-type Check = readonly [
-  as: string,
-  verb: string,
-  resource: string,
-  namespace: string,
-  expected: 'yes' | 'no',
-  subresource?: string,
-];
-
-async function canI([as, verb, resource, namespace, , subresource]: Check): Promise<'yes' | 'no'> {
-  const args = ['auth', 'can-i', verb, resource, `--as=${as}`];
-  args.push(namespace === '*' ? '--all-namespaces' : `--namespace=${namespace}`);
-  if (subresource) args.push(`--subresource=${subresource}`);
-  try {
-    await kubectl(args);
-    return 'yes';
-  } catch (err) {
-    const out = (err as { stdout?: string }).stdout ?? '';
-    if (out.trim() === 'no') return 'no';
-    throw err;
-  }
-}
-
-const describeCheck = (c: Check, answer: string): string =>
-  `${c[0].split(':').pop() ?? ''} ${c[1]} ${c[2]}${c[5] ? ` (${c[5]})` : ''} -n ${c[3]}: ${answer}`;
-
-async function expectTable(checks: readonly Check[]): Promise<void> {
-  const actual: string[] = [];
-  for (const c of checks) actual.push(describeCheck(c, await canI(c)));
-  expect(actual).toEqual(checks.map((c) => describeCheck(c, c[4])));
-}
+type Check = CanICheck;
+const expectTable = (checks: readonly Check[]): Promise<void> => expectCanITable(kubectl, checks);
 
 async function adminKubeConfig(): Promise<KubeConfig> {
   if (!cluster) throw new Error('no cluster');

@@ -25,7 +25,13 @@ import {
 } from '../../../src/podplacement/operator.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
-import { forbiddenLines, lineLogger, serviceAccountKubeConfig } from '../../support/identities.js';
+import {
+  type CanICheck,
+  expectCanITable,
+  forbiddenLines,
+  lineLogger,
+  serviceAccountKubeConfig,
+} from '../../support/identities.js';
 import { freePort } from '../podplacement/support.js';
 
 const run = promisify(execFile);
@@ -71,29 +77,8 @@ async function rendered(overlay: string): Promise<Manifest[]> {
 
 const yaml = (objects: readonly Manifest[]): string => objects.map((o) => stringify(o)).join('---\n');
 
-type Check = readonly [as: string, verb: string, resource: string, namespace: string, expected: 'yes' | 'no'];
-
-async function canI([as, verb, resource, namespace]: Check): Promise<'yes' | 'no'> {
-  const args = ['auth', 'can-i', verb, resource, `--as=${as}`];
-  args.push(namespace === '*' ? '--all-namespaces' : `--namespace=${namespace}`);
-  try {
-    await kubectl(args);
-    return 'yes';
-  } catch (err) {
-    const out = (err as { stdout?: string }).stdout ?? '';
-    if (out.trim() === 'no') return 'no';
-    throw err;
-  }
-}
-
-async function expectTable(checks: readonly Check[]): Promise<void> {
-  const actual: string[] = [];
-  for (const c of checks)
-    actual.push(`${c[0].split(':').pop() ?? ''} ${c[1]} ${c[2]} -n ${c[3]}: ${await canI(c)}`);
-  expect(actual).toEqual(
-    checks.map((c) => `${c[0].split(':').pop() ?? ''} ${c[1]} ${c[2]} -n ${c[3]}: ${c[4]}`),
-  );
-}
+type Check = CanICheck;
+const expectTable = (checks: readonly Check[]): Promise<void> => expectCanITable(kubectl, checks);
 
 beforeAll(async () => {
   cluster = await startApiServerOnlyTestCluster(uniqueName('pp-rbac'));
