@@ -208,8 +208,15 @@ describe('a registry that never answers', () => {
       );
       // The deadline ends the retries. (A pod that joined a shared registry request near its end may first see
       // that request's own timeout, a transient failure, and retry once before waiting out its deadline.)
-      const actions = plans.get(`${hostileNs}/${name}`)?.map((p) => p.action) ?? [];
-      expect(actions.at(-1)).toBe('ungate');
+      // Recorded after the operator's patch returns: the ungated pod can be seen first.
+      const actions = await eventually(
+        async () => {
+          const recorded = plans.get(`${hostileNs}/${name}`)?.map((p) => p.action) ?? [];
+          expect(recorded.at(-1)).toBe('ungate');
+          return recorded;
+        },
+        { what: `the operator recorded its plan for ${name}` },
+      );
       expect(actions.length).toBeLessThan(MAX_RETRY_COUNT);
       await eventually(
         async () => {
@@ -234,7 +241,10 @@ describe('an image that does not exist', () => {
     await createPod(ns, 'web', `${registry.host}/does-not-exist:1`);
     const pod = await ungated(ns, 'web');
     expect(manifestGets(registry, 'does-not-exist')).toHaveLength(1);
-    expect(plans.get(`${ns}/web`)?.map((p) => p.action)).toEqual(['ungate']);
+    // The operator records its plan after its patch returns, so the ungated pod can be seen first.
+    await eventually(async () => expect(plans.get(`${ns}/web`)?.map((p) => p.action)).toEqual(['ungate']), {
+      what: 'the operator recorded its plan for the pod',
+    });
     expect(pod.metadata.labels?.[LABELS.imageInspectErrorCount]).toBe('1');
     expect(requiredArchs(pod)).toEqual(['amd64']); // the fallback architecture
     expect(pod.metadata.annotations?.[ANNOTATIONS.imageInspectError]).toMatch(
