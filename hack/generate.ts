@@ -4,12 +4,15 @@
 //   pod placement   deploy/crds/multiarch.openshift.io_*.yaml        src/podplacement/api/crd.ts
 //   update status   deploy/crds/update.openshift.io_updatestatuses.yaml  src/updatestatus/api/generate.ts
 //   NodePool        deploy/crds/dev/<hypershift, performance, tuned CRDs>  src/nodepool/api/generate.ts
+//   OLM bundle      bundle/ (CSV, CRDs, objects, annotations) from deploy/podplacement/base  src/podplacement/olm
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatedFiles as nodePoolFiles } from '../src/nodepool/api/generate.js';
 import { crdFileName, renderCrdYaml } from '../src/podplacement/api/crd.js';
 import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from '../src/podplacement/api/schema.js';
+import { renderBundle } from '../src/podplacement/olm/bundle.js';
+import { readBundleSources } from '../src/podplacement/olm/sources.js';
 import { generatedFiles as updateStatusFiles } from '../src/updatestatus/api/generate.js';
 
 /** A generated file: its path relative to the project root, and its exact content. */
@@ -26,8 +29,11 @@ const podPlacementFiles = (): GeneratedFile[] =>
     content: renderCrdYaml(kind),
   }));
 
+const bundleFiles = async (): Promise<GeneratedFile[]> =>
+  renderBundle(await readBundleSources(root)).map((f) => ({ path: `bundle/${f.path}`, content: f.content }));
+
 async function allGeneratedFiles(): Promise<GeneratedFile[]> {
-  const files = [...podPlacementFiles(), ...(await updateStatusFiles()), ...nodePoolFiles()];
+  const files = [...podPlacementFiles(), ...(await updateStatusFiles()), ...nodePoolFiles(), ...(await bundleFiles())];
   const seen = new Set<string>();
   for (const f of files) {
     if (seen.has(f.path)) throw new Error(`two generators write ${f.path}`);

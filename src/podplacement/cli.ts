@@ -36,12 +36,12 @@ export function registerPodPlacementCommands(program: Command): void {
     .addOption(
       pp
         .createOption('--tls <mode>', 'webhook certificate source')
-        .choices(['self-managed', 'service-ca'])
+        .choices(['self-managed', 'service-ca', 'olm'])
         .default('self-managed'),
     )
     .option(
       '--cert-dir <dir>',
-      'certificate directory (service-ca: where tls.crt/tls.key are mounted)',
+      'certificate directory (service-ca, olm: where tls.crt/tls.key are mounted)',
       '/var/run/manager/tls',
     )
     .option('--no-leader-elect', 'run the reconcilers without leader election')

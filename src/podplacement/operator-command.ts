@@ -4,6 +4,8 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger, LogLevel } from '../runtime/index.js';
 import { runPodPlacementOperator, type WebhookTlsMode } from './operator.js';
+import { WEBHOOK_DEPLOYMENT_NAME, olmCertSecretName, olmServiceName } from './operator/olm-ca.js';
+import type { WebhookEndpoint } from './webhook-configurations.js';
 
 function int(v: unknown, flag: string): number {
   const n = Number(v);
@@ -24,21 +26,27 @@ export async function runOperatorCommand(
   logging: { logger: Logger; logLevel: LogLevel },
 ): Promise<void> {
   const certDir = String(opts['certDir']);
+  const namespace = String(opts['namespace']);
+  const files = { certFile: path.join(certDir, 'tls.crt'), keyFile: path.join(certDir, 'tls.key') };
   const tls: WebhookTlsMode =
     opts['tls'] === 'service-ca'
-      ? {
-          mode: 'service-ca',
-          certFile: path.join(certDir, 'tls.crt'),
-          keyFile: path.join(certDir, 'tls.key'),
-        }
-      : { mode: 'self-managed', certDir };
+      ? { mode: 'service-ca', ...files }
+      : opts['tls'] === 'olm'
+        ? { mode: 'olm', ...files, caSecretName: olmCertSecretName(WEBHOOK_DEPLOYMENT_NAME) }
+        : { mode: 'self-managed', certDir };
   const cas = Array.isArray(opts['registryCa'])
     ? await Promise.all(opts['registryCa'].map((f) => readFile(String(f), 'utf8')))
     : [];
   const url = typeof opts['webhookUrl'] === 'string' ? opts['webhookUrl'] : undefined;
+  // OLM serves the webhook Deployment through a Service of its own, the only name its certificate covers.
+  const endpoint: WebhookEndpoint | undefined = url
+    ? { kind: 'url', baseUrl: url }
+    : tls.mode === 'olm'
+      ? { kind: 'service', namespace, name: olmServiceName(WEBHOOK_DEPLOYMENT_NAME), port: 443 }
+      : undefined;
   await runPodPlacementOperator({
     kubeConfig: loadKubeConfig(opts['kubeconfig']),
-    namespace: String(opts['namespace']),
+    namespace,
     components:
       opts['components'] === 'controller' || opts['components'] === 'webhook' ? opts['components'] : 'all',
     webhookHost: String(opts['webhookHost']),
@@ -47,7 +55,7 @@ export async function runOperatorCommand(
       maxRequestBytes: int(opts['webhookMaxRequestBytes'], '--webhook-max-request-bytes'),
       maxConnections: int(opts['webhookMaxConnections'], '--webhook-max-connections'),
     },
-    endpoint: url ? { kind: 'url', baseUrl: url } : undefined,
+    endpoint,
     probes: { port: int(opts['probePort'], '--probe-port') },
     tls,
     leaderElection: opts['leaderElect'] !== false,

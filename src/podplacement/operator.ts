@@ -181,6 +181,8 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     tls.onRenewed(() => registrar.refresh());
     manager.add(registrar);
   }
+  // Under OLM the CSV's ConversionWebhook definition points the CRD at OLM's Service and CA; OLM owns it.
+  if (options.tls?.mode === 'olm') return;
   const conversion = new CrdConversionRegistrar(registration);
   tls.onRenewed(() => conversion.refresh());
   manager.add(conversion);

@@ -11,7 +11,18 @@ export type WebhookTlsMode =
   /** The operator creates a CA and serving certificate (Secret in its namespace), renews them and patches caBundle. */
   | { readonly mode: 'self-managed'; readonly certDir?: string; readonly renewBeforeDays?: number }
   /** OpenShift's service CA: certificate files mounted from the serving-cert Secret, caBundle injected. */
-  | { readonly mode: 'service-ca'; readonly certFile: string; readonly keyFile: string };
+  | { readonly mode: 'service-ca'; readonly certFile: string; readonly keyFile: string }
+  /**
+   * OLM: the webhook Deployment serves the certificate OLM mounts (from the Secret named by `caSecretName`, which
+   * also holds OLM's CA) and OLM registers the validating and conversion webhooks of the CSV itself; the controller
+   * reads the CA from that Secret for the gating webhook, the one configuration it still owns.
+   */
+  | {
+      readonly mode: 'olm';
+      readonly certFile: string;
+      readonly keyFile: string;
+      readonly caSecretName: string;
+    };
 
 /** Which halves run in this process. */
 export type OperatorComponents = 'all' | 'controller' | 'webhook';

@@ -2,7 +2,8 @@
 // bundle). Self-managed: the controller creates and renews the CA and serving certificate in a Secret, the
 // webhook-only half waits for and adopts it; each renewal is written to the files the server watches and then
 // announced to onRenewed() listeners (which re-publish caBundle). Service CA: OpenShift mounts and rotates the
-// files and injects caBundle, so there is nothing to do at run time.
+// files and injects caBundle, so there is nothing to do at run time. OLM: OLM mounts and rotates the files; the
+// controller copies OLM's CA into the gating webhook it owns, re-reading it in case OLM re-issued it.
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -18,11 +19,14 @@ import {
 import { MUTATING_WEBHOOK } from '../constants.js';
 import type { WebhookTlsTrust } from '../webhook-configurations.js';
 import { SelfManagedTls, type TlsSecret } from '../webhook-tls.js';
+import { OlmCa } from './olm-ca.js';
 import { REGISTRATION_BACKOFF, type WebhookTlsMode } from './options.js';
 
 const RENEWAL_CHECK_INTERVAL_MS = 60 * 60 * 1000;
 /** How often the webhook server re-reads self-managed certificate files. */
 const CERT_POLL_INTERVAL_MS = 5_000;
+/** How often the controller re-reads OLM's CA (OLM re-issues certificates well before they expire). */
+const OLM_CA_CHECK_INTERVAL_MS = 5 * 60 * 1000;
 
 export interface WebhookTlsSourceOptions {
   mode: WebhookTlsMode;
@@ -59,6 +63,8 @@ export function servingCertificateNames(namespace: string): { dnsNames: string[]
 export class WebhookTlsSource implements Runnable {
   readonly name = 'podplacement-webhook-cert-renewal';
   private readonly selfManaged: SelfManagedTls | undefined;
+  /** OLM mode, controller half only: the CA OLM issued the webhook's certificate with. */
+  private readonly olmCa: OlmCa | undefined;
   private readonly certDir: string;
   private readonly renewedListeners: (() => void)[] = [];
 
@@ -75,6 +81,7 @@ export class WebhookTlsSource implements Runnable {
         renewBeforeDays: mode.renewBeforeDays,
       });
     }
+    if (mode.mode === 'olm' && o.ownsSecret) this.olmCa = new OlmCa(o.client, o.namespace, mode.caSecretName);
   }
 
   /**
@@ -82,6 +89,19 @@ export class WebhookTlsSource implements Runnable {
    * webhook-only half waits (with backoff) until the controller has stored one. Rejects if `signal` aborts first.
    */
   async prepare(signal?: AbortSignal): Promise<void> {
+    const olmCa = this.olmCa;
+    if (olmCa) {
+      const loaded = await retryForever(() => olmCa.load(signal), {
+        what: "read the CA of OLM's webhook certificate",
+        impact: 'pods are not gated until it is available',
+        log: this.o.logger,
+        signal,
+        backoff: new Backoff(REGISTRATION_BACKOFF),
+        clock: this.o.clock,
+      });
+      if (loaded === undefined) signal?.throwIfAborted();
+      return;
+    }
     const tls = this.selfManaged;
     if (!tls) return;
     if (this.o.ownsSecret) {
@@ -101,6 +121,7 @@ export class WebhookTlsSource implements Runnable {
 
   /** What the webhook configurations and the CRD's conversion webhook must trust now. */
   trust(): WebhookTlsTrust {
+    if (this.o.mode.mode === 'olm') return { caBundlePem: this.olmCa?.pem() };
     if (!this.selfManaged) return { serviceCaInjection: true };
     return { caBundlePem: this.selfManaged.certificate()?.caBundlePem };
   }
@@ -109,6 +130,9 @@ export class WebhookTlsSource implements Runnable {
   async servingFiles(): Promise<ServingFiles> {
     const mode = this.o.mode;
     if (mode.mode === 'service-ca') return { certFile: mode.certFile, keyFile: mode.keyFile };
+    // OLM rotates the mounted files by updating the Secret; the kubelet swaps them in place.
+    if (mode.mode === 'olm')
+      return { certFile: mode.certFile, keyFile: mode.keyFile, certPollIntervalMs: CERT_POLL_INTERVAL_MS };
     const tls = this.selfManaged as SelfManagedTls;
     const files = await tls.writeFiles(this.certDir);
     this.onRenewed(() => void tls.writeFiles(this.certDir));
@@ -122,6 +146,7 @@ export class WebhookTlsSource implements Runnable {
 
   /** Checks hourly whether the self-managed certificate was (or must be) renewed. */
   async start(signal: AbortSignal): Promise<void> {
+    if (this.olmCa) return this.followOlmCa(this.olmCa, signal);
     const tls = this.selfManaged;
     if (!tls) return;
     while (!signal.aborted) {
@@ -134,6 +159,18 @@ export class WebhookTlsSource implements Runnable {
         if (renewed) for (const listener of this.renewedListeners) listener();
       } catch (err) {
         this.o.logger.error({ err }, 'webhook certificate renewal failed; will retry in an hour');
+      }
+    }
+  }
+
+  private async followOlmCa(olmCa: OlmCa, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await this.o.clock.sleep(OLM_CA_CHECK_INTERVAL_MS, signal);
+      if (signal.aborted) break;
+      try {
+        if (await olmCa.load(signal)) for (const listener of this.renewedListeners) listener();
+      } catch (err) {
+        this.o.logger.error({ err }, "could not re-read OLM's webhook CA; keeping the one held");
       }
     }
   }

@@ -1,0 +1,248 @@
+// The OLM bundle as a cluster admin installing from OperatorHub gets it: the Deployments of deploy/ with OLM's TLS,
+// the same RBAC minus what OLM does itself, webhook definitions naming the paths the webhook serves, examples that
+// the operator itself accepts, and metadata that matches the catalog.
+import path from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { CONVERSION_WEBHOOK_PATH } from '../api/conversion.js';
+import {
+  ClusterPodPlacementConfigSpecV1beta1,
+  PodPlacementConfigSpecV1beta1,
+  type ClusterPodPlacementConfig,
+  type PodPlacementConfig,
+} from '../api/schema.js';
+import { validateClusterConfig, validatePodPlacementConfig } from '../config-validation.js';
+import { VALIDATING_WEBHOOK } from '../constants.js';
+import { olmCaFromSecret, olmCertSecretName, WEBHOOK_DEPLOYMENT_NAME } from '../operator/olm-ca.js';
+import { OLM_WEBHOOK_CERT_DIR, bundleAnnotations, renderBundle } from './bundle.js';
+import { catalogHead, compareVersions, upgradeEdges } from './catalog.js';
+import { BUNDLE_METADATA } from './metadata.js';
+import { readBundleSources } from './sources.js';
+
+const root = path.resolve(import.meta.dirname, '../../..');
+const IMAGE = 'registry.example/tessera/tessera@sha256:' + 'a'.repeat(64);
+
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  verbs: string[];
+}
+interface Csv {
+  metadata: { name: string; annotations: Record<string, string> };
+  spec: {
+    version: string;
+    replaces?: string;
+    installModes: { type: string; supported: boolean }[];
+    relatedImages: { name: string; image: string }[];
+    install: {
+      spec: {
+        deployments: { name: string; spec: { template: { spec: PodSpec } } }[];
+        permissions: { serviceAccountName: string; rules: Rule[] }[];
+        clusterPermissions: { serviceAccountName: string; rules: Rule[] }[];
+      };
+    };
+    webhookdefinitions: {
+      type: string;
+      deploymentName: string;
+      webhookPath: string;
+      targetPort: number;
+      conversionCRDs?: string[];
+    }[];
+    customresourcedefinitions: {
+      owned: { name: string; version: string; specDescriptors: { path: string }[] }[];
+    };
+  };
+}
+interface PodSpec {
+  serviceAccountName: string;
+  containers: { image: string; args: string[]; volumeMounts?: { mountPath: string }[] }[];
+  volumes?: { name: string }[];
+}
+
+async function render(overrides: { replaces?: string; version?: string } = {}) {
+  const files = renderBundle(await readBundleSources(root, { image: IMAGE, ...overrides }));
+  const byPath = new Map(files.map((f) => [f.path, f.content]));
+  const csv = parse(byPath.get('manifests/tessera.clusterserviceversion.yaml') ?? '') as Csv;
+  return { files, byPath, csv };
+}
+
+describe('OLM bundle', () => {
+  it('runs every Deployment of deploy/ on the given image, with the certificate OLM issues', async () => {
+    const { csv } = await render();
+    const deployments = csv.spec.install.spec.deployments;
+    expect(deployments.map((d) => d.name).sort()).toEqual([
+      'pod-placement-controller',
+      'pod-placement-web-hook',
+    ]);
+    for (const d of deployments) {
+      for (const c of d.spec.template.spec.containers) {
+        expect(c.image).toBe(IMAGE);
+        expect(c.args).toContain('--tls=olm');
+        // OLM registers the validating webhooks: the controller must not fight it for them.
+        expect(c.args).not.toContain('--manage-validating-webhook');
+      }
+    }
+    const webhook = deployments.find((d) => d.name === WEBHOOK_DEPLOYMENT_NAME)?.spec.template.spec;
+    expect(webhook?.containers[0]?.args).toContain(`--cert-dir=${OLM_WEBHOOK_CERT_DIR}`);
+    // The self-managed certificate's emptyDir would shadow OLM's mount: it is gone.
+    expect(webhook?.volumes ?? []).toEqual([]);
+    expect(csv.spec.relatedImages).toEqual([{ name: 'tessera', image: IMAGE }]);
+    expect(csv.metadata.annotations['containerImage']).toBe(IMAGE);
+  });
+
+  it("grants each ServiceAccount deploy/'s rules, without what OLM owns, plus reading OLM's CA", async () => {
+    const { csv } = await render();
+    const { permissions, clusterPermissions } = csv.spec.install.spec;
+    const all = [...permissions, ...clusterPermissions];
+    for (const d of csv.spec.install.spec.deployments)
+      expect(all.map((p) => p.serviceAccountName)).toContain(d.spec.template.spec.serviceAccountName);
+    const rules = all.flatMap((p) => p.rules);
+    const resources = rules.flatMap((r) => r.resources ?? []);
+    expect(resources).not.toContain('validatingwebhookconfigurations');
+    expect(resources).not.toContain('customresourcedefinitions');
+    expect(resources).toContain('mutatingwebhookconfigurations');
+    // No secret may be written: OLM writes the certificate Secret.
+    for (const r of rules.filter((x) => x.resources?.includes('secrets')))
+      expect(r.verbs.filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([]);
+    const controller = permissions.find((p) => p.serviceAccountName === 'pod-placement-controller');
+    expect(controller?.rules).toContainEqual({
+      apiGroups: [''],
+      resources: ['secrets'],
+      resourceNames: [olmCertSecretName(WEBHOOK_DEPLOYMENT_NAME)],
+      verbs: ['get'],
+    });
+    // The global pull secret lives in openshift-config: cluster-wide, but still only by its name.
+    const controllerCluster = clusterPermissions.find(
+      (p) => p.serviceAccountName === 'pod-placement-controller',
+    );
+    expect(controllerCluster?.rules).toContainEqual(
+      expect.objectContaining({ resources: ['secrets'], resourceNames: ['pull-secret'] }),
+    );
+  });
+
+  it('defines the validating and conversion webhooks on the paths the webhook serves', async () => {
+    const { csv } = await render();
+    const defs = csv.spec.webhookdefinitions;
+    expect(new Set(defs.map((d) => d.deploymentName))).toEqual(new Set([WEBHOOK_DEPLOYMENT_NAME]));
+    expect(defs.every((d) => d.targetPort === 9443)).toBe(true);
+    expect(
+      defs
+        .filter((d) => d.type === 'ValidatingAdmissionWebhook')
+        .map((d) => d.webhookPath)
+        .sort(),
+    ).toEqual(
+      [
+        VALIDATING_WEBHOOK.clusterConfigPath,
+        VALIDATING_WEBHOOK.clusterConfigPath,
+        VALIDATING_WEBHOOK.podConfigPath,
+      ].sort(),
+    );
+    expect(defs.filter((d) => d.type === 'ConversionWebhook')).toEqual([
+      expect.objectContaining({
+        webhookPath: CONVERSION_WEBHOOK_PATH,
+        conversionCRDs: ['clusterpodplacementconfigs.multiarch.openshift.io'],
+      }),
+    ]);
+    // The gating webhook stays the controller's (it exists only while a ClusterPodPlacementConfig does).
+    expect(defs.some((d) => d.type === 'MutatingAdmissionWebhook')).toBe(false);
+    // OLM supports webhooks only for operators installed in all namespaces.
+    expect(csv.spec.installModes.filter((m) => m.supported).map((m) => m.type)).toEqual(['AllNamespaces']);
+  });
+
+  it('owns the storage version of both CRDs (the one the console offers) and ships the CRDs themselves', async () => {
+    const { csv, byPath } = await render();
+    expect(csv.spec.customresourcedefinitions.owned.map((o) => `${o.name}/${o.version}`).sort()).toEqual([
+      'clusterpodplacementconfigs.multiarch.openshift.io/v1beta1',
+      'podplacementconfigs.multiarch.openshift.io/v1beta1',
+    ]);
+    expect(byPath.has('manifests/multiarch.openshift.io_clusterpodplacementconfigs.yaml')).toBe(true);
+    expect(byPath.has('manifests/multiarch.openshift.io_podplacementconfigs.yaml')).toBe(true);
+    const beta = csv.spec.customresourcedefinitions.owned.find(
+      (o) => o.version === 'v1beta1' && o.name.startsWith('cluster'),
+    );
+    expect(beta?.specDescriptors.map((d) => d.path)).toContain('namespaceSelector');
+  });
+
+  it('offers examples the operator accepts', () => {
+    const [cluster, namespaced] = BUNDLE_METADATA.examples as unknown as [
+      ClusterPodPlacementConfig,
+      PodPlacementConfig,
+    ];
+    expect(Value.Check(ClusterPodPlacementConfigSpecV1beta1, cluster.spec)).toBe(true);
+    expect(validateClusterConfig(cluster)).toEqual({ allowed: true });
+    expect(Value.Check(PodPlacementConfigSpecV1beta1, namespaced.spec)).toBe(true);
+    expect(
+      validatePodPlacementConfig({
+        operation: 'CREATE',
+        config: namespaced,
+        clusterConfigExists: true,
+        namespaceConfigs: [],
+      }),
+    ).toEqual({ allowed: true });
+  });
+
+  it('names its version, its upgrade edge and the channels the catalog lists', async () => {
+    const { csv, byPath } = await render({ version: '0.2.0', replaces: 'tessera.v0.1.0' });
+    expect(csv.metadata.name).toBe('tessera.v0.2.0');
+    expect(csv.spec.version).toBe('0.2.0');
+    expect(csv.spec.replaces).toBe('tessera.v0.1.0');
+    const annotations = (
+      parse(byPath.get('metadata/annotations.yaml') ?? '') as { annotations: Record<string, string> }
+    ).annotations;
+    expect(annotations).toEqual(bundleAnnotations());
+    const channels = catalogHead(['0.1.0'])
+      .filter((b) => b['schema'] === 'olm.channel')
+      .map((b) => b['name']);
+    expect(annotations['operators.operatorframework.io.bundle.channels.v1']?.split(',')).toEqual(channels);
+  });
+});
+
+describe('catalog upgrade graph', () => {
+  it('orders releases by version, not as strings, and chains each to the one before', () => {
+    expect(upgradeEdges(['0.10.0', '0.2.0', '0.2.0-rc.1'])).toEqual([
+      { name: 'tessera.v0.2.0-rc.1' },
+      { name: 'tessera.v0.2.0', replaces: 'tessera.v0.2.0-rc.1' },
+      { name: 'tessera.v0.10.0', replaces: 'tessera.v0.2.0' },
+    ]);
+    expect(compareVersions('1.0.0', '1.0.0')).toBe(0);
+  });
+
+  it('refuses an empty catalog, a repeated version and a version that is not a release', () => {
+    expect(() => catalogHead([])).toThrow(/at least one bundle/);
+    expect(() => upgradeEdges(['0.1.0', '0.1.0'])).toThrow(/listed twice/);
+    expect(() => upgradeEdges(['0.1.0', 'latest'])).toThrow(/not a release version: "latest"/);
+  });
+
+  it('gives the package its default channel and every channel the same line of releases', () => {
+    const [pkg, ...channels] = catalogHead(['0.1.0', '0.2.0']);
+    expect(pkg).toMatchObject({ schema: 'olm.package', name: 'tessera', defaultChannel: 'stable' });
+    expect(channels.map((c) => c['name'])).toEqual(['stable', 'candidate']);
+    for (const c of channels) expect(c['entries']).toEqual(upgradeEdges(['0.1.0', '0.2.0']));
+  });
+});
+
+describe("OLM's CA in its certificate Secret", () => {
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  const secret = (data?: Record<string, string>) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's' },
+    data,
+  });
+
+  it('reads the PEM OLM stores under olmCAKey', () => {
+    expect(olmCaFromSecret(secret({ olmCAKey: Buffer.from(pem).toString('base64') }), 'ns/s')).toBe(pem);
+  });
+
+  it('says what is wrong when the entry is missing, not a certificate or oversized', () => {
+    expect(() => olmCaFromSecret(secret({}), 'ns/s')).toThrow(
+      /ns\/s has no olmCAKey entry; is the operator installed by OLM/,
+    );
+    expect(() => olmCaFromSecret(secret({ olmCAKey: Buffer.from('x').toString('base64') }), 'ns/s')).toThrow(
+      /not a PEM certificate/,
+    );
+    expect(() => olmCaFromSecret(secret({ olmCAKey: 'A'.repeat(200_000) }), 'ns/s')).toThrow(/larger than/);
+  });
+});
