@@ -29,6 +29,9 @@ require_pin registry "github.com/distribution/distribution/v3 $DISTRIBUTION_VERS
 require_pin crane "github.com/google/go-containerregistry $CRANE_VERSION"
 require_pin prometheus "github.com/prometheus/prometheus $PROMETHEUS_VERSION"
 require_pin kube-rbac-proxy "github.com/brancz/kube-rbac-proxy $KUBE_RBAC_PROXY_VERSION"
+require_pin opm "github.com/operator-framework/operator-registry $OPERATOR_REGISTRY_VERSION"
+require_pin olm-validate "github.com/operator-framework/api $OPERATOR_FRAMEWORK_API_VERSION"
+require_pin olm "github.com/operator-framework/operator-lifecycle-manager $OLM_VERSION"
 
 # build COMPONENT VERSION MODULE_DIR LDFLAGS PKG:BINARY...
 build() {
@@ -75,12 +78,12 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   k8s_ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 done
 
-# Selectors: all (default), etcd, kwok, kubernetes, registry, crane; several may be given.
+# Selectors: all (default) or components; several may be given.
 selected=("${@:-all}")
 want() { local s; for s in "${selected[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
 for s in "${selected[@]}"; do
-  case $s in all | etcd | kwok | kubernetes | registry | crane | prometheus | kube-rbac-proxy) ;;
-  *) echo "build-binaries: unknown component '$s' (all, etcd, kwok, kubernetes, registry, crane, prometheus, kube-rbac-proxy)" >&2; exit 2 ;;
+  case $s in all | etcd | kwok | kubernetes | registry | crane | prometheus | kube-rbac-proxy | opm | olm-validate | olm) ;;
+  *) echo "build-binaries: unknown component '$s' (all, etcd, kwok, kubernetes, registry, crane, prometheus, kube-rbac-proxy, opm, olm-validate, olm)" >&2; exit 2 ;;
   esac
 done
 if want etcd; then
@@ -131,4 +134,36 @@ fi
 if want kube-rbac-proxy; then
   build kube-rbac-proxy "$KUBE_RBAC_PROXY_VERSION" "$here/kube-rbac-proxy" "" \
     github.com/brancz/kube-rbac-proxy/cmd/kube-rbac-proxy:kube-rbac-proxy
+fi
+# The operator framework's tools, for the OLM bundle and catalog and the OLM install tests.
+if want opm; then
+  # Without cgo, unlike upstream's release: cgo only serves go-sqlite3, i.e. opm's deprecated sqlite index commands,
+  # which Tessera does not use (validate, render and serve of a file-based catalog are pure Go). So no C toolchain
+  # is needed, and the build is ~45 s shorter. containers_image_openpgp, as upstream, avoids gpgme.
+  GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=containers_image_openpgp" build opm "$OPERATOR_REGISTRY_VERSION" "$here/opm" \
+    "-X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$OPERATOR_REGISTRY_VERSION" \
+    github.com/operator-framework/operator-registry/cmd/opm:opm
+fi
+if want olm-validate; then
+  # Our own command (hack/olm-validate/main.go) running operator-framework/api's bundle validators.
+  build olm-validate "$OPERATOR_FRAMEWORK_API_VERSION" "$here/olm-validate" "" tessera.dev/hack/olm-validate:olm-validate
+fi
+if want olm; then
+  # OLM's module is not in the checksum database; its hashes are pinned by hack/olm/go.sum.
+  GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/operator-framework/operator-lifecycle-manager" \
+    GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=json1" build olm "$OLM_VERSION" "$here/olm" \
+    "-X github.com/operator-framework/operator-lifecycle-manager/pkg/version.OLMVersion=$OLM_VERSION" \
+    github.com/operator-framework/operator-lifecycle-manager/cmd/olm:olm \
+    github.com/operator-framework/operator-lifecycle-manager/cmd/catalog:catalog
+  # OLM's CRDs of the same release (its Helm chart's crds/), beside the binaries, for the OLM support module.
+  crds="$cache/olm-$OLM_VERSION/crds"
+  if [ ! -f "$crds/complete" ]; then
+    olm_src=$(cd "$here/olm" && GONOSUMDB=github.com/operator-framework/operator-lifecycle-manager \
+      go mod download -json github.com/operator-framework/operator-lifecycle-manager | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    mkdir -p "$crds"
+    cp "$olm_src"/deploy/chart/crds/*.crd.yaml "$crds/"
+    chmod u+w "$crds"/*.yaml
+    touch "$crds/complete"
+    log "olm $OLM_VERSION: CRDs in $crds"
+  fi
 fi

@@ -8,6 +8,8 @@ import {
   cacheDir,
   DEV_CLUSTER_BINARIES,
   missingBinaries,
+  OLM_TEST_BINARIES,
+  OPERATOR_FRAMEWORK_BINARIES,
   parseVersionsEnv,
   readComponentVersions,
   requireBinaries,
@@ -23,6 +25,9 @@ const versions: ComponentVersions = {
   crane: 'v0.22.1',
   prometheus: 'v0.316.0',
   kubeRbacProxy: 'v0.19.1',
+  operatorRegistry: 'v1.60.0',
+  operatorFrameworkApi: 'v0.36.0',
+  olm: 'v0.36.0',
 };
 
 describe('binaries', () => {
@@ -31,7 +36,8 @@ describe('binaries', () => {
       parseVersionsEnv(
         '# c\nKUBERNETES_VERSION=v1.37.2\n\nETCD_VERSION=v3.6.16\nKWOK_VERSION=v0.8.0\n' +
           'DISTRIBUTION_VERSION=v3.1.2\nCRANE_VERSION=v0.22.1\n' +
-          'PROMETHEUS_VERSION=v0.316.0\nKUBE_RBAC_PROXY_VERSION=v0.19.1\n',
+          'PROMETHEUS_VERSION=v0.316.0\nKUBE_RBAC_PROXY_VERSION=v0.19.1\n' +
+          'OPERATOR_REGISTRY_VERSION=v1.60.0\nOPERATOR_FRAMEWORK_API_VERSION=v0.36.0\nOLM_VERSION=v0.36.0\n',
       ),
     ).toEqual(versions);
   });
@@ -52,6 +58,11 @@ describe('binaries', () => {
     expect(paths.kwok).toBe('/c/bin/kwok-v0.8.0/kwok');
     expect(paths.registry).toBe('/c/bin/registry-v3.1.2/registry');
     expect(paths.crane).toBe('/c/bin/crane-v0.22.1/crane');
+    expect(paths.opm).toBe('/c/bin/opm-v1.60.0/opm');
+    expect(paths['olm-validate']).toBe('/c/bin/olm-validate-v0.36.0/olm-validate');
+    expect(paths.olm).toBe('/c/bin/olm-v0.36.0/olm');
+    expect(paths.catalog).toBe('/c/bin/olm-v0.36.0/catalog');
+    expect(paths.olmCrds).toContain('/c/bin/olm-v0.36.0/crds/0000_50_olm_00-clusterserviceversions.crd.yaml');
   });
 
   it('follows TESSERA_CACHE_DIR, then XDG_CACHE_HOME', () => {
@@ -85,6 +96,30 @@ describe('binaries', () => {
       rmSync(paths.crane);
       expect(missingBinaries(TEST_BINARIES, paths).names).toEqual(['crane', 'kwok']);
       expect(() => requireBinaries(paths, ['registry'])).not.toThrow();
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  });
+
+  it('builds both OLM operators with one component, counted missing while its CRDs are', () => {
+    expect(buildComponentsFor(OLM_TEST_BINARIES)).toEqual(['olm', 'opm']);
+    expect(buildComponentsFor(OPERATOR_FRAMEWORK_BINARIES)).toEqual(['opm', 'olm-validate']);
+    const cache = mkdtempSync(path.join(os.tmpdir(), 'tessera-binaries-'));
+    try {
+      const paths = binaryPaths(versions, cache);
+      for (const name of OLM_TEST_BINARIES) {
+        mkdirSync(path.dirname(paths[name]), { recursive: true });
+        writeFileSync(paths[name], '#!/bin/sh\n', { mode: 0o755 });
+      }
+      const crds = missingBinaries(OLM_TEST_BINARIES, paths);
+      expect(crds.names).toEqual(['olm']);
+      expect(crds.files).toEqual(paths.olmCrds);
+      expect(() => requireBinaries(paths, OLM_TEST_BINARIES)).toThrow(/npm run binaries -- olm`/);
+      for (const file of paths.olmCrds) {
+        mkdirSync(path.dirname(file), { recursive: true });
+        writeFileSync(file, 'kind: CustomResourceDefinition\n');
+      }
+      expect(missingBinaries(OLM_TEST_BINARIES, paths)).toEqual({ names: [], files: [] });
     } finally {
       rmSync(cache, { recursive: true, force: true });
     }

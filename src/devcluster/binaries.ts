@@ -1,5 +1,5 @@
-// Where the Go-built binaries live: the control plane, the local OCI registry and crane (the independent OCI
-// client tests compare with). hack/versions.env pins each component's version and hack/build-binaries.sh builds
+// Where the Go-built binaries live: the control plane, the local OCI registry, crane (the independent OCI
+// client tests compare with) and the operator framework's tools (opm, olm-validate, OLM's operators). hack/versions.env pins each component's version and hack/build-binaries.sh builds
 // them into <cache>/bin/<component>-<version>/; this module finds them and fails with instructions when one is
 // missing, never silently falling back to whatever is on PATH.
 import { accessSync, constants, readFileSync } from 'node:fs';
@@ -23,6 +23,12 @@ export interface ComponentVersions {
   readonly prometheus: string;
   /** github.com/brancz/kube-rbac-proxy (guards that API as on OpenShift). */
   readonly kubeRbacProxy: string;
+  /** github.com/operator-framework/operator-registry (opm). */
+  readonly operatorRegistry: string;
+  /** github.com/operator-framework/api (the bundle validators hack/olm-validate runs). */
+  readonly operatorFrameworkApi: string;
+  /** github.com/operator-framework/operator-lifecycle-manager (OLM's olm and catalog operators). */
+  readonly olm: string;
 }
 
 export type BinaryName =
@@ -35,11 +41,24 @@ export type BinaryName =
   | 'registry'
   | 'crane'
   | 'prometheus'
-  | 'kube-rbac-proxy';
+  | 'kube-rbac-proxy'
+  | 'opm'
+  | 'olm-validate'
+  | 'olm'
+  | 'catalog';
 
 /** hack/build-binaries.sh selectors: each builds the binaries of one Go tools module. */
 export type BuildComponent =
-  'etcd' | 'kwok' | 'kubernetes' | 'registry' | 'crane' | 'prometheus' | 'kube-rbac-proxy';
+  | 'etcd'
+  | 'kwok'
+  | 'kubernetes'
+  | 'registry'
+  | 'crane'
+  | 'prometheus'
+  | 'kube-rbac-proxy'
+  | 'opm'
+  | 'olm-validate'
+  | 'olm';
 
 const COMPONENT_OF: Readonly<Record<BinaryName, BuildComponent>> = {
   etcd: 'etcd',
@@ -52,6 +71,10 @@ const COMPONENT_OF: Readonly<Record<BinaryName, BuildComponent>> = {
   crane: 'crane',
   prometheus: 'prometheus',
   'kube-rbac-proxy': 'kube-rbac-proxy',
+  opm: 'opm',
+  'olm-validate': 'olm-validate',
+  olm: 'olm',
+  catalog: 'olm',
 };
 
 /** What `tessera dev up` / `npm start` run: the control plane and the local registry. */
@@ -74,8 +97,32 @@ export const TEST_BINARIES: readonly BinaryName[] = [...DEV_CLUSTER_BINARIES, 'c
  */
 export const ALERTS_TEST_BINARIES: readonly BinaryName[] = ['prometheus', 'kube-rbac-proxy'];
 
-/** Paths of the binaries, plus kwok's default stage files (extracted from its release by the build script). */
-export type BinaryPaths = Readonly<Record<BinaryName, string>> & { readonly kwokStages: readonly string[] };
+/** The operator framework's tools: bundle and catalog validation (opm, olm-validate); built on first use. */
+export const OPERATOR_FRAMEWORK_BINARIES: readonly BinaryName[] = ['opm', 'olm-validate'];
+
+/** OLM's operators and opm (serves catalogs), for the OLM install tests; built on first use. */
+export const OLM_TEST_BINARIES: readonly BinaryName[] = ['olm', 'catalog', 'opm'];
+
+/**
+ * Paths of the binaries, plus kwok's default stage files and OLM's CRDs of the same release (both copied from the
+ * modules beside the binaries by the build script).
+ */
+export type BinaryPaths = Readonly<Record<BinaryName, string>> & {
+  readonly kwokStages: readonly string[];
+  readonly olmCrds: readonly string[];
+};
+
+/** OLM's CRDs (deploy/chart/crds of its module), in the order its chart applies them. */
+export const OLM_CRD_FILES = [
+  '0000_50_olm_00-catalogsources.crd.yaml',
+  '0000_50_olm_00-clusterserviceversions.crd.yaml',
+  '0000_50_olm_00-installplans.crd.yaml',
+  '0000_50_olm_00-olmconfigs.crd.yaml',
+  '0000_50_olm_00-operatorconditions.crd.yaml',
+  '0000_50_olm_00-operatorgroups.crd.yaml',
+  '0000_50_olm_00-operators.crd.yaml',
+  '0000_50_olm_00-subscriptions.crd.yaml',
+] as const;
 
 export const KWOK_STAGE_FILES = [
   'node-initialize.yaml',
@@ -108,6 +155,9 @@ export function parseVersionsEnv(text: string): ComponentVersions {
     crane: get('CRANE_VERSION'),
     prometheus: get('PROMETHEUS_VERSION'),
     kubeRbacProxy: get('KUBE_RBAC_PROXY_VERSION'),
+    operatorRegistry: get('OPERATOR_REGISTRY_VERSION'),
+    operatorFrameworkApi: get('OPERATOR_FRAMEWORK_API_VERSION'),
+    olm: get('OLM_VERSION'),
   };
 }
 
@@ -127,6 +177,7 @@ export function binaryPaths(
 ): BinaryPaths {
   const bin = path.join(cache, 'bin');
   const k8s = path.join(bin, `kubernetes-${versions.kubernetes}`);
+  const olm = path.join(bin, `olm-${versions.olm}`);
   return {
     etcd: path.join(bin, `etcd-${versions.etcd}`, 'etcd'),
     'kube-apiserver': path.join(k8s, 'kube-apiserver'),
@@ -138,11 +189,16 @@ export function binaryPaths(
     crane: path.join(bin, `crane-${versions.crane}`, 'crane'),
     prometheus: path.join(bin, `prometheus-${versions.prometheus}`, 'prometheus'),
     'kube-rbac-proxy': path.join(bin, `kube-rbac-proxy-${versions.kubeRbacProxy}`, 'kube-rbac-proxy'),
+    opm: path.join(bin, `opm-${versions.operatorRegistry}`, 'opm'),
+    'olm-validate': path.join(bin, `olm-validate-${versions.operatorFrameworkApi}`, 'olm-validate'),
+    olm: path.join(olm, 'olm'),
+    catalog: path.join(olm, 'catalog'),
     kwokStages: KWOK_STAGE_FILES.map((f) => path.join(bin, `kwok-${versions.kwok}`, 'stages', f)),
+    olmCrds: OLM_CRD_FILES.map((f) => path.join(olm, 'crds', f)),
   };
 }
 
-/** The binaries among `names` (and kwok's stage files, with kwok) that are not there yet. */
+/** The binaries among `names` (and kwok's stage files, with kwok; OLM's CRDs, with olm) that are not there yet. */
 export function missingBinaries(
   names: readonly BinaryName[] = DEV_CLUSTER_BINARIES,
   paths: BinaryPaths = binaryPaths(),
@@ -161,6 +217,11 @@ export function missingBinaries(
     const stages = paths.kwokStages.filter((file) => !usable(file, constants.R_OK));
     if (stages.length > 0 && !missing.includes('kwok')) missing.push('kwok');
     files.push(...stages);
+  }
+  if (names.includes('olm')) {
+    const crds = paths.olmCrds.filter((file) => !usable(file, constants.R_OK));
+    if (crds.length > 0 && !missing.includes('olm')) missing.push('olm');
+    files.push(...crds);
   }
   return { names: missing, files };
 }
