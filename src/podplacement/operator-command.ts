@@ -4,7 +4,7 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger, LogLevel } from '../runtime/index.js';
 import { runPodPlacementOperator, type WebhookTlsMode } from './operator.js';
-import { WEBHOOK_DEPLOYMENT_NAME, olmCertSecretName, olmServiceName } from './operator/olm-ca.js';
+import { WEBHOOK_DEPLOYMENT_NAME, olmCertSecretName } from './operator/olm-ca.js';
 import type { WebhookEndpoint } from './webhook-configurations.js';
 
 function int(v: unknown, flag: string): number {
@@ -38,12 +38,7 @@ export async function runOperatorCommand(
     ? await Promise.all(opts['registryCa'].map((f) => readFile(String(f), 'utf8')))
     : [];
   const url = typeof opts['webhookUrl'] === 'string' ? opts['webhookUrl'] : undefined;
-  // OLM serves the webhook Deployment through a Service of its own, the only name its certificate covers.
-  const endpoint: WebhookEndpoint | undefined = url
-    ? { kind: 'url', baseUrl: url }
-    : tls.mode === 'olm'
-      ? { kind: 'service', namespace, name: olmServiceName(WEBHOOK_DEPLOYMENT_NAME), port: 443 }
-      : undefined;
+  const endpoint: WebhookEndpoint | undefined = url ? { kind: 'url', baseUrl: url } : undefined;
   await runPodPlacementOperator({
     kubeConfig: loadKubeConfig(opts['kubeconfig']),
     namespace,

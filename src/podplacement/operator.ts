@@ -11,7 +11,7 @@ import { DEFAULT_INSPECTION_DEADLINE_MS } from './pod-reconciler.js';
 import { ConfigCaches } from './operator/config-caches.js';
 import { ClusterConfigTrigger, addClusterConfigController } from './operator/config-controller.js';
 import { CrdConversionRegistrar, installCrds } from './operator/crd-installer.js';
-import { knownEndpoint, resolveEndpoint } from './operator/endpoint.js';
+import { knownEndpoint, resolveEndpoint, webhookServiceName } from './operator/endpoint.js';
 import { createImageInspection } from './operator/image-inspection.js';
 import { followLogVerbosity } from './operator/log-verbosity.js';
 import {
@@ -49,6 +49,7 @@ export async function startPodPlacementOperator(
   followLogVerbosity(configs.clusterConfigs, manager);
   const configTrigger = new ClusterConfigTrigger();
 
+  const serviceName = webhookServiceName(options.tls);
   // TLS before anything serves or publishes; the CRDs after it, so a new CRD already names this endpoint and CA.
   const tls = new WebhookTlsSource({
     mode: options.tls ?? { mode: 'self-managed' },
@@ -60,7 +61,12 @@ export async function startPodPlacementOperator(
   });
   await tls.prepare(options.signal);
   if (options.installCrds)
-    await installCrds(client, knownEndpoint(options.endpoint, namespace), tls.trust(), options.signal);
+    await installCrds(
+      client,
+      knownEndpoint(options.endpoint, namespace, serviceName),
+      tls.trust(),
+      options.signal,
+    );
 
   const webhookReadiness = new WebhookReadiness(configs, () => configTrigger.fire());
   const server = settings.runsWebhook
@@ -74,7 +80,7 @@ export async function startPodPlacementOperator(
         listen: options,
       })
     : undefined;
-  const endpoint = resolveEndpoint(options.endpoint, namespace, () => server?.port() ?? 0);
+  const endpoint = resolveEndpoint(options.endpoint, namespace, () => server?.port() ?? 0, serviceName);
   const validatingWebhookGate = new ValidatingWebhookGate(
     !(settings.runsController && options.manageValidatingWebhook),
   );
@@ -157,7 +163,12 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     tuning: options,
   });
 
-  if (!c.settings.runsWebhook) c.webhookReadiness.watchService(manager.informers, namespace);
+  if (!c.settings.runsWebhook)
+    c.webhookReadiness.watchService(
+      manager.informers,
+      namespace,
+      endpoint.kind === 'service' ? endpoint.name : webhookServiceName(options.tls),
+    );
   const reconcilerReadiness = new ReconcilerReadiness([gatedPods, configs], () => configTrigger.fire());
   manager.add(reconcilerReadiness);
   addClusterConfigController({

@@ -55,9 +55,11 @@ export interface WebhookConfigurationObject {
 
 const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'tessera-podplacement' };
 
-/** Name of the DELETE-only hook for the ClusterPodPlacementConfig (failure policy Ignore, see below). */
-export const CLUSTER_CONFIG_DELETE_WEBHOOK_NAME =
-  'validate-clusterpodplacementconfig-delete.multiarch.openshift.io';
+/**
+ * Name of the DELETE-only hook for the ClusterPodPlacementConfig (failure policy Ignore, see below). At most 63
+ * characters: OLM uses a webhook definition's name as a label value.
+ */
+export const CLUSTER_CONFIG_DELETE_WEBHOOK_NAME = 'delete-clusterpodplacementconfig.multiarch.openshift.io';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 

@@ -45,6 +45,7 @@ interface Csv {
     };
     webhookdefinitions: {
       type: string;
+      generateName: string;
       deploymentName: string;
       webhookPath: string;
       targetPort: number;
@@ -145,6 +146,9 @@ describe('OLM bundle', () => {
         conversionCRDs: ['clusterpodplacementconfigs.multiarch.openshift.io'],
       }),
     ]);
+    // OLM labels what it creates with each definition's name: a label value, at most 63 characters.
+    for (const d of csv.spec.webhookdefinitions)
+      expect(d.generateName.length, d.generateName).toBeLessThanOrEqual(63);
     // The gating webhook stays the controller's (it exists only while a ClusterPodPlacementConfig does).
     expect(defs.some((d) => d.type === 'MutatingAdmissionWebhook')).toBe(false);
     // OLM supports webhooks only for operators installed in all namespaces.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MUTATING_WEBHOOK } from '../constants.js';
-import { knownEndpoint, resolveEndpoint } from './endpoint.js';
+import { knownEndpoint, resolveEndpoint, webhookServiceName } from './endpoint.js';
 
 describe('resolveEndpoint', () => {
   it('defaults to the webhook Service in the operator namespace, port 443', () => {
@@ -35,5 +35,23 @@ describe('knownEndpoint', () => {
     expect(knownEndpoint({ kind: 'url', baseUrl: 'https://127.0.0.1:9443' }, 'ops')).toMatchObject({
       baseUrl: 'https://127.0.0.1:9443',
     });
+  });
+});
+
+describe('webhookServiceName', () => {
+  it("is OLM's Service for the webhook Deployment under OLM (its certificate names only that one)", () => {
+    const olm = { mode: 'olm', certFile: 'c', keyFile: 'k', caSecretName: 's' } as const;
+    expect(webhookServiceName(olm)).toBe('pod-placement-web-hook-service');
+    expect(resolveEndpoint(undefined, 'ops', () => 0, webhookServiceName(olm))).toEqual({
+      kind: 'service',
+      namespace: 'ops',
+      name: 'pod-placement-web-hook-service',
+      port: 443,
+    });
+  });
+
+  it("is deploy/'s Service otherwise", () => {
+    expect(webhookServiceName(undefined)).toBe(MUTATING_WEBHOOK.serviceName);
+    expect(webhookServiceName({ mode: 'self-managed' })).toBe(MUTATING_WEBHOOK.serviceName);
   });
 });

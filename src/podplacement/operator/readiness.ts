@@ -52,11 +52,15 @@ export class WebhookReadiness {
   }
 
   /** The webhook runs in another Deployment: watch its Service's EndpointSlices in `namespace`. */
-  watchService(informers: SharedInformerFactory, namespace: string): void {
+  watchService(
+    informers: SharedInformerFactory,
+    namespace: string,
+    serviceName: string = MUTATING_WEBHOOK.serviceName,
+  ): void {
     const slices = informers.informerFor<EndpointSlice>({
       type: EndpointSlices,
       namespace,
-      labelSelector: `kubernetes.io/service-name=${MUTATING_WEBHOOK.serviceName}`,
+      labelSelector: `kubernetes.io/service-name=${serviceName}`,
     });
     const changed = (): void => this.onChange();
     slices.addEventHandler({ onAdd: changed, onUpdate: changed, onDelete: changed });
