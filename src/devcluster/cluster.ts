@@ -9,6 +9,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { egressSelectorConfiguration } from './service-router.js';
 import {
   ensureBinaries,
   requireBinaries,
@@ -63,6 +64,12 @@ export interface DevClusterOptions {
   readonly buildMissingBinaries?: boolean;
   /** How long to wait for each component to become healthy, in milliseconds. Default: 60 000. */
   readonly startTimeoutMs?: number;
+  /**
+   * Unix socket of a ServiceRouter (./service-router.ts): kube-apiserver then reaches Service-referenced webhooks
+   * and aggregated APIs through it, so they can be served by processes on this machine. Default: none (such
+   * calls fail, as nothing runs in kwok's pods). The router must be running while the cluster is.
+   */
+  readonly serviceRouterSocket?: string;
 }
 
 export interface DevClusterState {
@@ -425,7 +432,7 @@ class ClusterStart {
     const proc = spawnComponent({
       name: 'kube-apiserver',
       binary: this.binaries['kube-apiserver'],
-      args: apiServerArgs(this.ports, this.pki, this.files),
+      args: apiServerArgs(this.ports, this.pki, this.files, this.options.serviceRouterSocket),
       logFile: this.logFile('kube-apiserver'),
     });
     this.processes['kube-apiserver'] = proc;
@@ -591,8 +598,15 @@ function kwokArgs(kubeconfig: string, ports: ClusterPorts, stages: readonly stri
   ];
 }
 
-function apiServerArgs(ports: ClusterPorts, pki: Pki, files: Files): string[] {
+function apiServerArgs(ports: ClusterPorts, pki: Pki, files: Files, serviceRouterSocket?: string): string[] {
+  const egress: string[] = [];
+  if (serviceRouterSocket) {
+    const file = path.join(files.dir, 'egress-selector.yaml');
+    writeFileSync(file, egressSelectorConfiguration(serviceRouterSocket));
+    egress.push(`--egress-selector-config-file=${file}`);
+  }
   return [
+    ...egress,
     `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
