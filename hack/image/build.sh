@@ -130,9 +130,10 @@ fetch_deb() {
     # mirrors lag: try the other pool too. The SHA-256 makes either source safe.
     other=${url/#$DEBIAN_MIRROR\/pool\/main\//$DEBIAN_SECURITY_MIRROR/pool/updates/main/}
     [ "$other" = "$url" ] && other=${url/#$DEBIAN_SECURITY_MIRROR\/pool\/updates\/main\//$DEBIAN_MIRROR/pool/main/}
-    curl -fsSL --retry 3 -o "$dest.part" "$url" 2>/dev/null || curl -fsSL --retry 3 -o "$dest.part" "$other" ||
+    # (A part file per process: builds running side by side, e.g. two test files, share the cache.)
+    curl -fsSL --retry 3 -o "$dest.part.$$" "$url" 2>/dev/null || curl -fsSL --retry 3 -o "$dest.part.$$" "$other" ||
       die "cannot download $url (nor $other)"
-    mv "$dest.part" "$dest"
+    mv "$dest.part.$$" "$dest"
   fi
   echo "$sha  $dest" | sha256sum -c --quiet - >/dev/null 2>&1 ||
     { rm -f "$dest"; die "$url: SHA-256 differs from debian.lock (expected $sha); the download was removed"; }
@@ -189,8 +190,10 @@ prepare_node() {
       integrity_var=NODE_NPM_INTEGRITY_${platform^^}
       tgz=$image_cache/npm/node-linux-$cpu-$NODE_NPM_VERSION.tgz
       if [ ! -f "$tgz" ]; then
-        mkdir -p "$image_cache/npm"
-        (cd "$image_cache/npm" && npm pack --silent "node-linux-$cpu@$NODE_NPM_VERSION" >/dev/null)
+        mkdir -p "$image_cache/npm/part.$$"
+        (cd "$image_cache/npm/part.$$" && npm pack --silent "node-linux-$cpu@$NODE_NPM_VERSION" >/dev/null)
+        mv "$image_cache/npm/part.$$/$(basename "$tgz")" "$tgz"
+        rmdir "$image_cache/npm/part.$$"
       fi
       actual="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
       [ "$actual" = "${!integrity_var}" ] ||
