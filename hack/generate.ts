@@ -33,7 +33,12 @@ const bundleFiles = async (): Promise<GeneratedFile[]> =>
   renderBundle(await readBundleSources(root)).map((f) => ({ path: `bundle/${f.path}`, content: f.content }));
 
 async function allGeneratedFiles(): Promise<GeneratedFile[]> {
-  const files = [...podPlacementFiles(), ...(await updateStatusFiles()), ...nodePoolFiles(), ...(await bundleFiles())];
+  const files = [
+    ...podPlacementFiles(),
+    ...(await updateStatusFiles()),
+    ...nodePoolFiles(),
+    ...(await bundleFiles()),
+  ];
   const seen = new Set<string>();
   for (const f of files) {
     if (seen.has(f.path)) throw new Error(`two generators write ${f.path}`);
