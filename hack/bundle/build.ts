@@ -17,7 +17,6 @@ import {
   cpSync,
   mkdirSync,
   mkdtempSync,
-  readFileSync,
   realpathSync,
   rmSync,
   writeFileSync,
@@ -28,6 +27,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
+import { ensureBinaries } from '../../src/devcluster/binaries.js';
 import { bundleAnnotations, renderBundle } from '../../src/podplacement/olm/bundle.js';
 import { catalogHead } from '../../src/podplacement/olm/catalog.js';
 import { BUNDLE_METADATA } from '../../src/podplacement/olm/metadata.js';
@@ -45,29 +45,6 @@ function die(message: string): never {
   process.exit(1);
 }
 const log = (message: string) => process.stderr.write(`[bundle] ${message}\n`);
-
-function versionsEnv(name: string): string {
-  const text = readFileSync(path.join(root, 'hack/versions.env'), 'utf8');
-  const value = new RegExp(`^${name}=(.*)$`, 'm').exec(text)?.[1];
-  if (!value) die(`hack/versions.env has no ${name}`);
-  return value;
-}
-
-function tool(component: string, versionVar: string, binary: string): string {
-  const cache =
-    process.env['TESSERA_CACHE_DIR'] ??
-    path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'tessera');
-  const version = versionsEnv(versionVar);
-  const file = path.join(cache, 'bin', `${component}-${version}`, binary);
-  try {
-    execFileSync(file, ['version'], { stdio: 'ignore' });
-  } catch {
-    die(
-      `${binary} ${version} is missing or broken at ${file}; build it with \`npm run binaries -- ${component}\``,
-    );
-  }
-  return file;
-}
 
 function run(file: string, args: string[], input?: string): string {
   try {
@@ -172,20 +149,19 @@ async function buildBundle(
     mkdirSync(path.dirname(path.join(dir, file.path)), { recursive: true });
     writeFileSync(path.join(dir, file.path), file.content);
   }
-  const crane = tool('crane', 'CRANE_VERSION', 'crane');
+  const { crane } = await ensureBinaries(['crane']);
   const ref = `${values.registry}/${values.repository ?? 'tessera/bundle'}:${values.tag ?? `v${sources.version}`}`;
   log(`pushing bundle ${ref} (operator image ${operatorImage})`);
   return pushDataImage(crane, dir, ref, bundleAnnotations(), work);
 }
 
-function buildCatalog(
+async function buildCatalog(
   values: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'],
   work: string,
-): string {
+): Promise<string> {
   const bundles = values.bundle ?? [];
   if (bundles.length === 0) die('--bundle REF@sha256:... is required (one per release in the catalog)');
-  const opm = tool('opm', 'OPERATOR_REGISTRY_VERSION', 'opm');
-  const crane = tool('crane', 'CRANE_VERSION', 'crane');
+  const { opm, crane } = await ensureBinaries(['opm', 'crane']);
   const rendered: Record<string, unknown>[] = [];
   for (const ref of bundles) {
     for (const doc of parseAllDocuments(run(opm, ['render', ref, '--output', 'yaml']))) {
@@ -234,7 +210,7 @@ async function main(): Promise<void> {
   const work = mkdtempSync(path.join(os.tmpdir(), 'tessera-bundle-'));
   try {
     common(values, work);
-    const ref = command === 'bundle' ? await buildBundle(values, work) : buildCatalog(values, work);
+    const ref = command === 'bundle' ? await buildBundle(values, work) : await buildCatalog(values, work);
     process.stdout.write(`${ref}\n`);
   } finally {
     rmSync(work, { recursive: true, force: true });
