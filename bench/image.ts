@@ -22,13 +22,13 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { binaryPaths, cacheDir, requireBinaries } from '../src/devcluster/binaries.js';
 import { startDevCluster } from '../src/devcluster/cluster.js';
+import { freePort } from '../src/devcluster/processes.js';
 import { startLocalRegistry } from '../src/devcluster/registry.js';
 import { Podman } from '../test/support/container.js';
 import type { BenchMetric, BenchResult } from './types.js';
@@ -129,15 +129,6 @@ export async function run(): Promise<BenchResult> {
     await registry.stop();
     rmSync(stateDir, { recursive: true, force: true });
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
 }
 
 /** Polls /readyz until it answers 200; returns the time of that answer (performance.now()). */

@@ -12,12 +12,12 @@
 // exist (see runHostile).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startDevCluster } from '../src/devcluster/cluster.js';
+import { freePort } from '../src/devcluster/processes.js';
 import { defaultNodeSpecs } from '../src/devcluster/nodes.js';
 import { startLocalRegistry } from '../src/devcluster/registry.js';
 import { multiPlatformImage, singleImage } from '../src/devcluster/registry-images.js';
@@ -42,15 +42,6 @@ function percentile(sorted: readonly number[], p: number): number {
   return (
     sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN
   );
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
 }
 
 /** VmRSS and VmHWM (peak) of a process, in MiB. */

@@ -5,7 +5,7 @@
 //   update status   deploy/crds/update.openshift.io_updatestatuses.yaml  src/updatestatus/api/generate.ts
 //   NodePool        deploy/crds/dev/<hypershift, performance, tuned CRDs>  src/nodepool/api/generate.ts
 //   OLM bundle      bundle/ (CSV, CRDs, objects, annotations) from deploy/podplacement/base  src/podplacement/olm
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatedFiles as nodePoolFiles } from '../src/nodepool/api/generate.js';
@@ -47,9 +47,33 @@ async function allGeneratedFiles(): Promise<GeneratedFile[]> {
   return files;
 }
 
+/** Folders whose every file is generated: a file there that no generator writes is stale too. */
+const GENERATED_FOLDERS = ['bundle'];
+
+async function filesUnder(folder: string): Promise<string[]> {
+  const entries = await readdir(path.join(root, folder), { recursive: true, withFileTypes: true }).catch(
+    () => [],
+  );
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(root, path.join(e.parentPath, e.name)).split(path.sep).join('/'));
+}
+
 async function main(check: boolean): Promise<number> {
   let stale = 0;
-  for (const file of await allGeneratedFiles()) {
+  const files = await allGeneratedFiles();
+  const written = new Set(files.map((f) => f.path));
+  for (const folder of GENERATED_FOLDERS)
+    for (const leftover of (await filesUnder(folder)).filter((f) => !written.has(f))) {
+      if (check) {
+        stale++;
+        process.stderr.write(`${leftover} is no longer generated; run npm run generate (it deletes it)\n`);
+        continue;
+      }
+      await rm(path.join(root, leftover));
+      process.stdout.write(`deleted ${leftover}\n`);
+    }
+  for (const file of files) {
     const target = path.join(root, file.path);
     const current = await readFile(target, 'utf8').catch(() => undefined);
     if (current === file.content) continue;

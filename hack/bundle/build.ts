@@ -67,6 +67,8 @@ function layerTar(dir: string, out: string): void {
     '--sort=name',
     '--mtime=@0',
     '--numeric-owner',
+    // Modes from the files' type, not the umask they were written under: same digests on every machine.
+    '--mode=u+rw,go+r,go-w,a+X',
     '--owner=0',
     '--group=0',
     '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime',
@@ -169,6 +171,8 @@ async function buildCatalog(
       if (blob) rendered.push(blob);
     }
   }
+  // The catalog does not depend on the order of --bundle flags.
+  rendered.sort((a, b) => (String(a['name']) < String(b['name']) ? -1 : 1));
   const versions = rendered
     .filter((b) => b['schema'] === 'olm.bundle')
     .map((b) => {

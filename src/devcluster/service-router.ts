@@ -9,6 +9,10 @@ import net from 'node:net';
 
 /** Longest CONNECT request head accepted (kube-apiserver sends ~100 bytes). */
 const MAX_REQUEST_HEAD_BYTES = 8 * 1024;
+/** How long a client may take to send its request head. */
+const HEAD_TIMEOUT_MS = 10_000;
+/** Unrouted targets remembered for failure messages. */
+const MAX_UNROUTED_RECORDED = 100;
 
 /** The egress selector configuration that sends kube-apiserver's cluster traffic to `socketPath`. */
 export function egressSelectorConfiguration(socketPath: string): string {
@@ -79,21 +83,29 @@ export class ServiceRouter {
     this.track(client);
     let head = Buffer.alloc(0);
     client.on('error', () => client.destroy());
+    // A client that never finishes its request head is dropped.
+    client.setTimeout(HEAD_TIMEOUT_MS, () => client.destroy());
+    const refuse = (status: string): void => {
+      client.off('data', onData);
+      client.end(`HTTP/1.1 ${status}\r\n\r\n`);
+    };
     const onData = (chunk: Buffer): void => {
       head = Buffer.concat([head, chunk]);
       const end = head.indexOf('\r\n\r\n');
       if (end === -1) {
-        if (head.length > MAX_REQUEST_HEAD_BYTES)
-          client.end('HTTP/1.1 431 Request Header Fields Too Large\r\n\r\n');
+        if (head.length > MAX_REQUEST_HEAD_BYTES) refuse('431 Request Header Fields Too Large');
         return;
       }
       client.off('data', onData);
+      // Bytes after the head wait until the tunnel is up (pipe() resumes the socket).
+      client.pause();
+      client.setTimeout(0);
       const rest = head.subarray(end + 4);
       const target = connectTarget(head.subarray(0, end + 2).toString('latin1'));
       const route = target === undefined ? undefined : this.routes.get(target);
       if (!route) {
-        if (target !== undefined) this.unrouted.push(target);
-        client.end(`HTTP/1.1 ${target === undefined ? '405 Method Not Allowed' : '502 Bad Gateway'}\r\n\r\n`);
+        if (target !== undefined && this.unrouted.length < MAX_UNROUTED_RECORDED) this.unrouted.push(target);
+        refuse(target === undefined ? '405 Method Not Allowed' : '502 Bad Gateway');
         return;
       }
       let connected = false;

@@ -5,7 +5,7 @@
 // is not permitted). The containers run as the image's user (65532) with the Deployments' restrictions: read-only
 // root file system with a writable /tmp, no capabilities, no privilege escalation.
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -90,12 +90,16 @@ export class Podman {
   /** podman's global options: this state, runc, vfs; no events (nothing reads them). */
   private readonly global: readonly string[];
 
+  /** podman refuses a runroot path longer than 50 characters: a short folder of its own under /tmp. */
+  private readonly runRoot: string;
+
   /** State under `stateDir` (created); `cleanup()` removes every container and the folder. */
   constructor(private readonly stateDir: string) {
     const tmpDir = path.join(stateDir, 'tmp');
     mkdirSync(tmpDir, { recursive: true });
+    this.runRoot = mkdtempSync('/tmp/podman-run-');
     this.global = [
-      ...['--root', path.join(stateDir, 'root'), '--runroot', path.join(stateDir, 'run'), '--tmpdir', tmpDir],
+      ...['--root', path.join(stateDir, 'root'), '--runroot', this.runRoot, '--tmpdir', tmpDir],
       ...['--storage-driver', 'vfs', '--runtime', 'runc', '--events-backend', 'none'],
     ];
   }
@@ -199,5 +203,6 @@ export class Podman {
     await this.exec(['rm', '--force', '--all', '--time', '0']).catch(() => undefined);
     await this.exec(['rmi', '--force', '--all']).catch(() => undefined);
     rmSync(this.stateDir, { recursive: true, force: true });
+    rmSync(this.runRoot, { recursive: true, force: true });
   }
 }

@@ -14,7 +14,7 @@ import {
 } from '../api/schema.js';
 import { validateClusterConfig, validatePodPlacementConfig } from '../config-validation.js';
 import { VALIDATING_WEBHOOK } from '../constants.js';
-import { olmCaFromSecret, olmCertSecretName, WEBHOOK_DEPLOYMENT_NAME } from '../operator/olm-ca.js';
+import { olmCertSecretName, WEBHOOK_DEPLOYMENT_NAME } from '../operator/olm-ca.js';
 import { OLM_WEBHOOK_CERT_DIR, bundleAnnotations, renderBundle } from './bundle.js';
 import { catalogHead, compareVersions, upgradeEdges } from './catalog.js';
 import { BUNDLE_METADATA } from './metadata.js';
@@ -123,6 +123,45 @@ describe('OLM bundle', () => {
     );
   });
 
+  it('refuses to widen an unrestricted rule of another namespace to the whole cluster', async () => {
+    const sources = await readBundleSources(root, { image: IMAGE });
+    const binding = (ns: string) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'extra', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'extra' },
+      subjects: [{ kind: 'ServiceAccount', name: 'pod-placement-controller', namespace: 'x' }],
+    });
+    const role = (ns: string) => ({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'extra', namespace: ns },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }],
+    });
+    expect(() =>
+      renderBundle({
+        ...sources,
+        deployObjects: [...sources.deployObjects, role('kube-system'), binding('kube-system')],
+      }),
+    ).toThrow(/a Role in kube-system grants list on secrets without resourceNames/);
+  });
+
+  it("names OLM's Service, not deploy/'s, wherever the API server is sent to the webhook", async () => {
+    const { byPath } = await render();
+    const crd = parse(
+      byPath.get('manifests/multiarch.openshift.io_clusterpodplacementconfigs.yaml') ?? '',
+    ) as {
+      spec: { conversion: { webhook: { clientConfig: { service: { name: string; path: string } } } } };
+    };
+    expect(crd.spec.conversion.webhook.clientConfig.service).toMatchObject({
+      name: 'pod-placement-web-hook-service',
+      path: CONVERSION_WEBHOOK_PATH,
+    });
+    // OLM creates the webhook's Service; deploy/'s would be a second name its certificate does not cover.
+    expect(byPath.has('manifests/pod-placement-web-hook_v1_service.yaml')).toBe(false);
+    expect(byPath.has('manifests/pod-placement-metrics_v1_service.yaml')).toBe(true);
+  });
+
   it('defines the validating and conversion webhooks on the paths the webhook serves', async () => {
     const { csv } = await render();
     const defs = csv.spec.webhookdefinitions;
@@ -151,7 +190,7 @@ describe('OLM bundle', () => {
       expect(d.generateName.length, d.generateName).toBeLessThanOrEqual(63);
     // The gating webhook stays the controller's (it exists only while a ClusterPodPlacementConfig does).
     expect(defs.some((d) => d.type === 'MutatingAdmissionWebhook')).toBe(false);
-    // OLM supports webhooks only for operators installed in all namespaces.
+    // OLM installs a CSV with a conversion webhook only for all namespaces.
     expect(csv.spec.installModes.filter((m) => m.supported).map((m) => m.type)).toEqual(['AllNamespaces']);
   });
 
@@ -211,6 +250,23 @@ describe('catalog upgrade graph', () => {
       { name: 'tessera.v0.10.0', replaces: 'tessera.v0.2.0' },
     ]);
     expect(compareVersions('1.0.0', '1.0.0')).toBe(0);
+    // SemVer §11: numeric identifiers numerically, below words, shorter lists first.
+    expect(upgradeEdges(['1.0.0-rc.10', '1.0.0-rc.2']).map((e) => e.name)).toEqual([
+      'tessera.v1.0.0-rc.2',
+      'tessera.v1.0.0-rc.10',
+    ]);
+    expect(compareVersions('1.0.0-1', '1.0.0-alpha')).toBeLessThan(0);
+    expect(compareVersions('1.0.0-alpha', '1.0.0-alpha.1')).toBeLessThan(0);
+  });
+
+  it('keeps release candidates out of stable: only candidate carries pre-releases', () => {
+    const [, stable, candidate] = catalogHead(['0.1.0', '0.2.0-rc.1']);
+    expect(stable).toMatchObject({ name: 'stable', entries: [{ name: 'tessera.v0.1.0' }] });
+    expect(candidate).toMatchObject({
+      name: 'candidate',
+      entries: [{ name: 'tessera.v0.1.0' }, { name: 'tessera.v0.2.0-rc.1', replaces: 'tessera.v0.1.0' }],
+    });
+    expect(() => catalogHead(['0.2.0-rc.1'])).toThrow(/only pre-releases.*stable would be empty/);
   });
 
   it('refuses an empty catalog, a repeated version and a version that is not a release', () => {
@@ -224,29 +280,5 @@ describe('catalog upgrade graph', () => {
     expect(pkg).toMatchObject({ schema: 'olm.package', name: 'tessera', defaultChannel: 'stable' });
     expect(channels.map((c) => c['name'])).toEqual(['stable', 'candidate']);
     for (const c of channels) expect(c['entries']).toEqual(upgradeEdges(['0.1.0', '0.2.0']));
-  });
-});
-
-describe("OLM's CA in its certificate Secret", () => {
-  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-  const secret = (data?: Record<string, string>) => ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 's' },
-    data,
-  });
-
-  it('reads the PEM OLM stores under olmCAKey', () => {
-    expect(olmCaFromSecret(secret({ olmCAKey: Buffer.from(pem).toString('base64') }), 'ns/s')).toBe(pem);
-  });
-
-  it('says what is wrong when the entry is missing, not a certificate or oversized', () => {
-    expect(() => olmCaFromSecret(secret({}), 'ns/s')).toThrow(
-      /ns\/s has no olmCAKey entry; is the operator installed by OLM/,
-    );
-    expect(() => olmCaFromSecret(secret({ olmCAKey: Buffer.from('x').toString('base64') }), 'ns/s')).toThrow(
-      /not a PEM certificate/,
-    );
-    expect(() => olmCaFromSecret(secret({ olmCAKey: 'A'.repeat(200_000) }), 'ns/s')).toThrow(/larger than/);
   });
 });

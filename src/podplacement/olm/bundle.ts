@@ -9,15 +9,18 @@
 //  - The validating webhooks and the CRD conversion webhook become webhookdefinitions, registered by OLM with its
 //    CA; the controller no longer manages them (no --manage-validating-webhook). The gating MutatingWebhook stays
 //    the controller's: it must exist only while a ClusterPodPlacementConfig does, which OLM cannot express.
-//  - Namespaced RBAC in the operator's namespace becomes CSV `permissions`; RBAC in other namespaces (the global
-//    pull secret in openshift-config) cannot be a bundle Role (OLM creates bundle objects in the install
-//    namespace), so it becomes `clusterPermissions` restricted the same way (by resource name where it was).
-//  - ServiceAccounts and the Namespace are created by OLM; other objects ship as they are, without a namespace.
+//  - Namespaced RBAC in the operator's namespace becomes CSV `permissions`. RBAC in other namespaces (openshift-config)
+//    cannot be a bundle Role (OLM creates bundle objects in the install namespace), so it becomes cluster-wide
+//    `clusterPermissions`: only rules restricted by resource name may widen so, or the few listed with their reason in
+//    FOREIGN_NAMESPACE_GRANTS; any other one fails the generation.
+//  - ServiceAccounts and the Namespace are created by OLM, and so is the webhook's Service (OLM's certificate names
+//    only OLM's); other objects ship as they are, without a namespace. The CRD's conversion names OLM's Service.
 import { stringify } from 'yaml';
 import { TesseraError, isRecord } from '../../runtime/light.js';
 import { CONVERSION_WEBHOOK_PATH } from '../api/conversion.js';
 import { API_GROUP, CLUSTER_CONFIG_PLURAL } from '../constants.js';
-import { olmCertSecretName, WEBHOOK_DEPLOYMENT_NAME } from '../operator/olm-ca.js';
+import { crdConversion } from '../crd-conversion.js';
+import { olmCertSecretName, olmServiceName, WEBHOOK_DEPLOYMENT_NAME } from '../operator/olm-ca.js';
 import { validatingWebhookConfiguration } from '../webhook-configurations.js';
 import { BUNDLE_METADATA, type CsvMetadata } from './metadata.js';
 
@@ -72,7 +75,11 @@ export function renderBundle(sources: BundleSources): BundleFile[] {
   const files: BundleFile[] = [
     { path: `manifests/${meta.packageName}.clusterserviceversion.yaml`, content: yaml(csv) },
   ];
-  for (const crd of sources.crds) files.push({ path: `manifests/${crdFileName(crd)}`, content: yaml(crd) });
+  for (const crd of sources.crds)
+    files.push({
+      path: `manifests/${crdFileName(crd)}`,
+      content: yaml(withOlmConversion(crd, operatorNamespace)),
+    });
   for (const object of extraObjects(sources.deployObjects))
     files.push({ path: `manifests/${manifestFileName(object)}`, content: yaml(object) });
   files.push({ path: 'metadata/annotations.yaml', content: yaml({ annotations: bundleAnnotations(meta) }) });
@@ -101,6 +108,32 @@ function namespaceOf(objects: readonly Manifest[]): string {
   return ns.metadata.name;
 }
 
+/**
+ * The CRD with its conversion webhook on OLM's Service (the suggested namespace; OLM rewrites namespace and
+ * caBundle when it installs the CSV): until then, and while an upgrade re-applies the CRD, it names the Service
+ * whose certificate OLM issues rather than deploy/'s, which OLM does not create.
+ */
+function withOlmConversion(crd: Manifest, operatorNamespace: string): Manifest {
+  const conversion = (crd['spec'] as { conversion?: { strategy?: string } }).conversion;
+  if (conversion?.strategy !== 'Webhook') return crd;
+  const spec = crd['spec'] as Record<string, unknown>;
+  return {
+    ...crd,
+    spec: {
+      ...spec,
+      conversion: crdConversion(
+        {
+          kind: 'service',
+          namespace: operatorNamespace,
+          name: olmServiceName(WEBHOOK_DEPLOYMENT_NAME),
+          port: 443,
+        },
+        {},
+      ),
+    },
+  };
+}
+
 /** `<group>_<plural>.yaml`, as in deploy/crds. */
 function crdFileName(crd: Manifest): string {
   const [plural, ...group] = crd.metadata.name.split('.');
@@ -117,12 +150,16 @@ function manifestFileName(o: Manifest): string {
 const EXTRA_KINDS = new Set(['Service', 'PodDisruptionBudget', 'NetworkPolicy', 'PrometheusRule']);
 
 function extraObjects(objects: readonly Manifest[]): Manifest[] {
-  return objects
-    .filter((o) => EXTRA_KINDS.has(o.kind))
-    .map((o) => {
-      const { namespace: _dropped, ...metadata } = o.metadata;
-      return { ...o, metadata };
-    });
+  return (
+    objects
+      .filter((o) => EXTRA_KINDS.has(o.kind))
+      // OLM creates the webhook's Service itself (`<deployment>-service`, the name its certificate covers).
+      .filter((o) => !(o.kind === 'Service' && o.metadata.name === WEBHOOK_DEPLOYMENT_NAME))
+      .map((o) => {
+        const { namespace: _dropped, ...metadata } = o.metadata;
+        return { ...o, metadata };
+      })
+  );
 }
 
 function ofKind(objects: readonly Manifest[], kind: string): Manifest[] {
@@ -148,7 +185,8 @@ function clusterServiceVersion(s: BundleSources, meta: CsvMetadata, operatorName
       { type: 'OwnNamespace', supported: false },
       { type: 'SingleNamespace', supported: false },
       { type: 'MultiNamespace', supported: false },
-      // Pods of every namespace are gated and placed; OLM also supports webhooks only in this mode.
+      // Pods of every namespace are gated and placed; and OLM installs a CSV with a conversion webhook only in
+      // this mode.
       { type: 'AllNamespaces', supported: true },
     ],
     install: {
@@ -231,6 +269,32 @@ interface PolicyRule {
   nonResourceURLs?: string[];
 }
 
+/**
+ * Rules of Roles outside the operator's namespace that may become cluster-wide under OLM although no resource name
+ * restricts them, each with the reason. Keyed `<namespace>/<apiGroup>/<resource>/<verbs>`.
+ */
+const FOREIGN_NAMESPACE_GRANTS: Readonly<Record<string, string>> = {
+  // The registry CA ConfigMap named by image.config.openshift.io/cluster spec.additionalTrustedCA: its name is the
+  // admin's choice, unknown here. `get` only (no list or watch), read only in openshift-config by the code, and less
+  // than the cluster-wide `get` on Secrets by name that pull secrets already need.
+  'openshift-config//configmaps/get': 'registry CA bundle named by the cluster image config',
+};
+
+function foreignRulesAllowed(namespace: string, rules: readonly PolicyRule[]): void {
+  for (const r of rules) {
+    if (r.resourceNames?.length) continue;
+    for (const group of r.apiGroups ?? [''])
+      for (const resource of r.resources ?? []) {
+        const key = `${namespace}/${group}/${resource}/${[...r.verbs].sort().join(',')}`;
+        if (!FOREIGN_NAMESPACE_GRANTS[key])
+          throw new BundleSourceError(
+            `a Role in ${namespace} grants ${r.verbs.join(',')} on ${resource} without resourceNames; under OLM it would ` +
+              'apply in every namespace. Restrict it by name, or list it with its reason in FOREIGN_NAMESPACE_GRANTS',
+          );
+      }
+  }
+}
+
 /** Self-managed certificate Roles: OLM issues the certificate instead. */
 const SELF_MANAGED_TLS_ROLE = /-webhook-tls-(writer|reader)$/;
 /** What OLM registers from the CSV itself, so the operator's grants to write them are left out. */
@@ -266,9 +330,10 @@ function rbac(objects: readonly Manifest[], operatorNamespace: string) {
       throw new BundleSourceError(
         `${b.kind} ${b.metadata.name} refers to ${roleKey}, which deploy/ does not define`,
       );
+    const namespaced = b.kind === 'RoleBinding' && b.metadata.namespace === operatorNamespace;
+    if (b.kind === 'RoleBinding' && !namespaced) foreignRulesAllowed(b.metadata.namespace ?? '', rules);
     for (const subject of (b['subjects'] as { kind: string; name: string }[]) ?? []) {
       if (subject.kind !== 'ServiceAccount') continue;
-      const namespaced = b.kind === 'RoleBinding' && b.metadata.namespace === operatorNamespace;
       add(namespaced ? permissions : clusterPermissions, subject.name, rules);
     }
   }

@@ -8,6 +8,15 @@ import { managerOptions, operatorSettings } from './options.js';
 const kubeConfig = new KubeConfig();
 
 describe('operatorSettings', () => {
+  it('refuses to write what OLM owns when OLM issues the certificate', () => {
+    const tls = { mode: 'olm', certFile: 'c', keyFile: 'k', caSecretName: 's' } as const;
+    expect(() => operatorSettings({ kubeConfig, tls, manageValidatingWebhook: true })).toThrow(
+      /invalid value for --tls: olm cannot be combined with --manage-validating-webhook or --install-crds/,
+    );
+    expect(() => operatorSettings({ kubeConfig, tls, installCrds: true })).toThrow(/OLM registers/);
+    expect(operatorSettings({ kubeConfig, tls }).runsController).toBe(true);
+  });
+
   it('runs both halves in the default namespace by default', () => {
     expect(operatorSettings({ kubeConfig })).toEqual({
       namespace: DEFAULT_OPERATOR_NAMESPACE,

@@ -1,6 +1,7 @@
 // The operator's public options and handle, and the settings every component derives from them.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { BackoffOptions, Logger, LogLevel, Manager, ManagerOptions } from '../../runtime/index.js';
+import { InvalidArgumentError } from '../../runtime/light.js';
 import type { ImageInspector } from '../../registry/index.js';
 import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID } from '../constants.js';
 import type { PlacementPlan } from '../placement-plan.js';
@@ -119,6 +120,13 @@ export interface OperatorSettings {
 
 export function operatorSettings(options: PodPlacementOperatorOptions): OperatorSettings {
   const components = options.components ?? 'all';
+  // Under OLM the CSV's definitions own the CRDs and the validating webhooks; writing them too would fight OLM
+  // (and the CSV grants no such access, so it would retry forever).
+  if (options.tls?.mode === 'olm' && (options.manageValidatingWebhook || options.installCrds))
+    throw new InvalidArgumentError(
+      '--tls',
+      'olm cannot be combined with --manage-validating-webhook or --install-crds: OLM registers the validating webhooks and installs the CRDs',
+    );
   return {
     namespace: options.namespace ?? DEFAULT_OPERATOR_NAMESPACE,
     runsWebhook: components !== 'controller',

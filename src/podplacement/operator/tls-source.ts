@@ -25,8 +25,8 @@ import { REGISTRATION_BACKOFF, type WebhookTlsMode } from './options.js';
 const RENEWAL_CHECK_INTERVAL_MS = 60 * 60 * 1000;
 /** How often the webhook server re-reads self-managed certificate files. */
 const CERT_POLL_INTERVAL_MS = 5_000;
-/** How often the controller re-reads OLM's CA (OLM re-issues certificates well before they expire). */
-const OLM_CA_CHECK_INTERVAL_MS = 5 * 60 * 1000;
+/** How often the controller re-reads OLM's CA: one small GET; soon after OLM re-issues, well within the overlap. */
+const OLM_CA_CHECK_INTERVAL_MS = 30 * 1000;
 
 export interface WebhookTlsSourceOptions {
   mode: WebhookTlsMode;
@@ -81,7 +81,8 @@ export class WebhookTlsSource implements Runnable {
         renewBeforeDays: mode.renewBeforeDays,
       });
     }
-    if (mode.mode === 'olm' && o.ownsSecret) this.olmCa = new OlmCa(o.client, o.namespace, mode.caSecretName);
+    if (mode.mode === 'olm' && o.ownsSecret)
+      this.olmCa = new OlmCa(o.client, o.namespace, mode.caSecretName, () => o.clock.now());
   }
 
   /**
@@ -168,7 +169,8 @@ export class WebhookTlsSource implements Runnable {
       await this.o.clock.sleep(OLM_CA_CHECK_INTERVAL_MS, signal);
       if (signal.aborted) break;
       try {
-        if (await olmCa.load(signal)) for (const listener of this.renewedListeners) listener();
+        const changed = await olmCa.load(signal);
+        if (changed || olmCa.overlapEnded()) for (const listener of this.renewedListeners) listener();
       } catch (err) {
         this.o.logger.error({ err }, "could not re-read OLM's webhook CA; keeping the one held");
       }

@@ -19,17 +19,16 @@ import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { binaryPaths, projectRoot } from '../../../src/devcluster/binaries.js';
+import { binaryPaths } from '../../../src/devcluster/binaries.js';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { HostedClusterPair } from '../../../src/demo/hosted-cluster-pair.js';
-import { installNodePoolCrds } from '../../../src/nodepool/api/install.js';
 import type { NodePool } from '../../../src/nodepool/api/types.js';
 import { LABELS } from '../../../src/nodepool/constants.js';
 import { runNodePoolControllers } from '../../../src/nodepool/run-command.js';
 import { KubeClient } from '../../../src/runtime/index.js';
-import { installOpenShiftDevCrds } from '../../../src/updatestatus/api/dev-crds.js';
 import { parseControllerOptions, runUpdateStatusController } from '../../../src/updatestatus/controller-command.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
+import { DEPLOY, applyDeploy, prepareOpenShiftLikeCluster } from '../../support/deploy.js';
 import {
   type CanICheck,
   expectCanITable,
@@ -40,7 +39,6 @@ import {
 } from '../../support/identities.js';
 
 const run = promisify(execFile);
-const DEPLOY = path.join(projectRoot, 'deploy');
 const IMAGE = 'quay.io/tessera/tessera';
 
 const US_NS = 'tessera-update-status';
@@ -101,29 +99,6 @@ interface DeploymentStatus {
   };
 }
 
-/**
- * Minimal stand-ins for the Prometheus operator's CRDs, as OpenShift has them: PrometheusRule so pod placement's
- * rule applies as shipped, Prometheus so `kubectl auth can-i` resolves `prometheuses/api` (it checks an unknown
- * resource type in the core group instead).
- */
-const monitoringCrd = (kind: string, plural: string): object => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.monitoring.coreos.com` },
-  spec: {
-    group: 'monitoring.coreos.com',
-    names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
-    scope: 'Namespaced',
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-});
 
 type Check = CanICheck;
 const expectTable = (checks: readonly Check[]): Promise<void> => expectCanITable(kubectl, checks);
@@ -141,28 +116,9 @@ async function saKubeConfig(namespace: string, name: string): Promise<KubeConfig
 beforeAll(async () => {
   cluster = await startTestCluster({ name: uniqueName('deploy'), nodes: 'default' });
   client = new KubeClient(await cluster.kubeConfig());
-  // What an OpenShift cluster (and a hosted cluster) already has: the namespaces the Roles live in, and the CRDs of
-  // the objects the controllers read (development stand-ins here).
-  for (const ns of ['openshift-config', MCO_NS, MONITORING_NS, NTO_NS, TENANT])
-    await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: ns } } });
-  await installOpenShiftDevCrds(client);
-  await installNodePoolCrds(client, 'management');
-  await installNodePoolCrds(client, 'hosted');
-  const monitoringKinds: readonly (readonly [kind: string, plural: string])[] = [
-    ['PrometheusRule', 'prometheusrules'],
-    ['Prometheus', 'prometheuses'],
-  ];
-  for (const [kind, plural] of monitoringKinds)
-    await client.request({
-      method: 'POST',
-      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      body: monitoringCrd(kind, plural),
-    });
-  // The admin's commands (README "Install").
-  await kubectl(['apply', '--server-side', '-f', path.join(DEPLOY, 'crds')]);
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
-  await kubectl(['apply', '--server-side', '-k', DEPLOY]);
-  await kubectl(['apply', '--server-side', '-k', path.join(DEPLOY, 'nodepool/hosted')]);
+  // What an OpenShift cluster (and a hosted cluster) already has, then the admin's commands (README "Install").
+  await prepareOpenShiftLikeCluster(client, [TENANT]);
+  await applyDeploy(kubectl);
 }, 240_000);
 
 afterAll(async () => {

@@ -15,7 +15,6 @@
 // kwok runs deploy/'s Deployments as fake pods (no process); the containers here are the processes.
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -24,25 +23,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { binaryPaths, projectRoot } from '../../../src/devcluster/binaries.js';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
+import { freePort } from '../../../src/devcluster/processes.js';
 import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
 import { HostedClusterPair } from '../../../src/demo/hosted-cluster-pair.js';
-import { installNodePoolCrds } from '../../../src/nodepool/api/install.js';
 import type { NodePool } from '../../../src/nodepool/api/types.js';
 import { ARCH_LABEL, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
 import { KubeClient, ResourceClient, type KubeObject } from '../../../src/runtime/index.js';
-import {
-  ClusterOperators,
-  ClusterVersions,
-  installOpenShiftDevCrds,
-} from '../../../src/updatestatus/api/dev-crds.js';
+import { ClusterOperators, ClusterVersions } from '../../../src/updatestatus/api/dev-crds.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
+import { DEPLOY, applyDeploy, prepareOpenShiftLikeCluster } from '../../support/deploy.js';
 import { type Container, Podman, type PodCredentials, podCredentials } from '../../support/container.js';
 import { fixturePath } from '../../support/fixtures.js';
 import { forbiddenLines, tokenKubeConfig } from '../../support/identities.js';
 
 const execFileAsync = promisify(execFile);
-const DEPLOY = path.join(projectRoot, 'deploy');
 const PP_NS = 'openshift-multiarch-tuning-operator';
 const US_NS = 'tessera-update-status';
 const NP_NS = 'tessera-nodepool';
@@ -75,36 +70,6 @@ async function kubectl(args: string[]): Promise<string> {
   );
   return stdout;
 }
-
-/** A currently free loopback port (the containers share the host's network). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
-
-/** A stand-in for a Prometheus operator CRD, so pod placement's PrometheusRule applies as shipped. */
-const monitoringCrd = (kind: string, plural: string): object => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: `${plural}.monitoring.coreos.com` },
-  spec: {
-    group: 'monitoring.coreos.com',
-    names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
-    scope: 'Namespaced',
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-});
 
 /** Builds this platform's image with the project's script and pushes it; returns `HOST/REPOSITORY@DIGEST`. */
 async function buildImage(reg: LocalRegistry): Promise<string> {
@@ -199,29 +164,8 @@ beforeAll(async () => {
   await podman.pull(image, registry.caFile);
 
   // What the cluster has before Tessera (as manifests.test.ts sets it up), then the admin's commands.
-  for (const ns of [
-    'openshift-config',
-    'openshift-machine-config-operator',
-    'openshift-monitoring',
-    'openshift-cluster-node-tuning-operator',
-  ])
-    await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: ns } } });
-  await installOpenShiftDevCrds(client);
-  await installNodePoolCrds(client, 'management');
-  await installNodePoolCrds(client, 'hosted');
-  for (const [kind, plural] of [
-    ['PrometheusRule', 'prometheusrules'],
-    ['Prometheus', 'prometheuses'],
-  ] as const)
-    await client.request({
-      method: 'POST',
-      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      body: monitoringCrd(kind, plural),
-    });
-  await kubectl(['apply', '--server-side', '-f', path.join(DEPLOY, 'crds')]);
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
-  await kubectl(['apply', '--server-side', '-k', DEPLOY]);
-  await kubectl(['apply', '--server-side', '-k', path.join(DEPLOY, 'nodepool/hosted')]);
+  await prepareOpenShiftLikeCluster(client);
+  await applyDeploy(kubectl);
 }, BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -331,22 +275,26 @@ describe('the operator image under podman, with pod credentials', () => {
       { timeoutMs: 60_000, what: `the webhook registered by the container` },
     );
 
-    // A pod naming the image: gated at creation by the container's webhook, then placed by its controller.
+    // A pod naming the image: gated at creation by the container's webhook, then placed by its controller. The
+    // apiserver may not call a just-registered webhook yet (and admits ungated, the webhook failing open): pods are
+    // created until one is gated.
     const created = await eventually(
-      () =>
-        client.request<Pod>({
+      async () => {
+        const pod = await client.request<Pod>({
           method: 'POST',
           path: `/api/v1/namespaces/${tenant}/pods`,
-          body: { metadata: { name: 'app' }, spec: { containers: [{ name: 'app', image }] } },
-        }),
-      { timeoutMs: 30_000, what: 'a pod admitted' },
+          body: { metadata: { generateName: 'app-' }, spec: { containers: [{ name: 'app', image }] } },
+        });
+        expect(pod.spec.schedulingGates?.map((g) => g.name)).toEqual([SCHEDULING_GATE]);
+        return pod;
+      },
+      { timeoutMs: 30_000, what: 'a pod gated at admission' },
     );
-    expect(created.spec.schedulingGates?.map((g) => g.name)).toEqual([SCHEDULING_GATE]);
     const placed = await eventuallyLogged(
       async () => {
         const pod = await client.request<Pod>({
           method: 'GET',
-          path: `/api/v1/namespaces/${tenant}/pods/app`,
+          path: `/api/v1/namespaces/${tenant}/pods/${created.metadata.name}`,
         });
         if ((pod.spec.schedulingGates ?? []).length > 0 || !pod.spec.nodeName)
           throw new Error('not placed yet');

@@ -31,23 +31,17 @@ let bins: BinaryPaths;
 let work: string;
 let env: NodeJS.ProcessEnv;
 
-async function bundleScript(args: string[]): Promise<string> {
-  const { stdout } = await run(
-    tsx,
-    [
-      path.join(projectRoot, 'hack/bundle/build.ts'),
-      ...args,
-      '--registry',
-      registry.host,
-      '--ca-file',
-      registry.caFile,
-    ],
-    {
-      cwd: projectRoot,
-      env,
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
+/** Runs `npm run bundle` (hack/bundle/build.ts) under `umask`, as another machine's user might; returns its ref. */
+async function bundleScript(args: string[], umask = '022'): Promise<string> {
+  const command = [tsx, path.join(projectRoot, 'hack/bundle/build.ts'), ...args]
+    .concat(['--registry', registry.host, '--ca-file', registry.caFile])
+    .map((a) => `'${a}'`)
+    .join(' ');
+  const { stdout } = await run('bash', ['-c', `umask ${umask} && exec ${command}`], {
+    cwd: projectRoot,
+    env,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const ref = stdout.trim().split('\n').at(-1) ?? '';
   expect(ref).toMatch(/@sha256:[0-9a-f]{64}$/);
   return ref;
@@ -94,11 +88,15 @@ describe('bundle and catalog images', () => {
   let v2: string;
 
   it(
-    'pushes a bundle image whose contents validate, with the same digest when built twice',
+    'pushes a bundle image whose contents validate, with the same digest when built twice under different umasks',
     async () => {
       const operatorImage = `${registry.host}/tessera/tessera@${OPERATOR_DIGEST}`;
       v1 = await bundleScript(['bundle', '--operator-image', operatorImage, '--version', '0.1.0']);
-      const again = await bundleScript(['bundle', '--operator-image', operatorImage, '--version', '0.1.0']);
+      // Again under a stricter umask: file modes must not leak into the digest.
+      const again = await bundleScript(
+        ['bundle', '--operator-image', operatorImage, '--version', '0.1.0'],
+        '077',
+      );
       expect(again.split('@')[1]).toBe(v1.split('@')[1]);
       v2 = await bundleScript([
         'bundle',

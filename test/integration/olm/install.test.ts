@@ -25,33 +25,11 @@ import { catalogHead } from '../../../src/podplacement/olm/catalog.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
 import { type Olm, OLM_NAMESPACE, OPERATORS_NAMESPACE, startOlm } from '../../support/olm.js';
+import { prometheusOperatorCrd } from '../../support/deploy.js';
 import { csvPermissionObjects } from '../../support/olm-install.js';
 
 const BUNDLE = path.join(projectRoot, 'bundle');
 const BUNDLE_IMAGE = 'quay.io/tessera/tessera-bundle:v0.1.0';
-const PROMETHEUS_RULE_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'prometheusrules.monitoring.coreos.com' },
-  spec: {
-    group: 'monitoring.coreos.com',
-    names: {
-      kind: 'PrometheusRule',
-      listKind: 'PrometheusRuleList',
-      plural: 'prometheusrules',
-      singular: 'prometheusrule',
-    },
-    scope: 'Namespaced',
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-      },
-    ],
-  },
-};
 
 interface Meta {
   name: string;
@@ -355,7 +333,10 @@ describe('OLM catalog path: opm serve, CatalogSource, Subscription, InstallPlan'
     // The bundle ships a PrometheusRule: OLM's InstallPlan fails on a cluster without the Prometheus operator's
     // CRD ("GroupVersionKind monitoring.coreos.com/v1, Kind=PrometheusRule not found on the cluster"). OpenShift
     // has it; so does this cluster from here on (a minimal stand-in, as test/integration/deploy does).
-    await create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', PROMETHEUS_RULE_CRD);
+    await create(
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      prometheusOperatorCrd('PrometheusRule'),
+    );
     await waitFor('PrometheusRule CRD established', async () => {
       const crd = await get<Crd>(
         '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/prometheusrules.monitoring.coreos.com',
@@ -490,14 +471,20 @@ async function expectInstalledByOlm(ns: string): Promise<void> {
       true,
     );
   }
-  // Conversion webhooks: OLM points the CRD's conversion at the service, with the same CA.
+  // Conversion webhooks: OLM points the CRD's conversion at the service, with the same CA. Waited for: on the
+  // catalog path the InstallPlan's CRD step replaces the whole CRD from the bundle (no caBundle there) and can run
+  // again after the CSV installed; OLM then sets the conversion again.
   for (const def of definitions.filter((w) => w.type === 'ConversionWebhook')) {
     for (const name of def.conversionCRDs ?? []) {
-      const crd = await get<Crd>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-      expect(crd.spec.conversion?.strategy, name).toBe('Webhook');
-      const clientConfig = crd.spec.conversion?.webhook?.clientConfig;
-      expect(clientConfig?.service).toMatchObject({ name: `${def.deploymentName}-service`, namespace: ns });
-      expect(signedBy(clientConfig?.caBundle, def.deploymentName), `${name}: conversion caBundle`).toBe(true);
+      await waitFor(`CRD ${name}: conversion through OLM's Service with OLM's CA`, async () => {
+        const crd = await get<Crd>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+        expect(crd.spec.conversion?.strategy, name).toBe('Webhook');
+        const clientConfig = crd.spec.conversion?.webhook?.clientConfig;
+        expect(clientConfig?.service).toMatchObject({ name: `${def.deploymentName}-service`, namespace: ns });
+        expect(signedBy(clientConfig?.caBundle, def.deploymentName), `${name}: conversion caBundle`).toBe(
+          true,
+        );
+      });
     }
   }
 }
