@@ -1,13 +1,24 @@
 // The pod placement operator running as OLM installs it (--tls=olm), with only the permissions the CSV grants:
 // OLM (v0.36, built from its module, test/support/olm.ts) installs the bundle's CSV, issues the webhook Deployment's
 // certificate, and registers the CSV's validating and conversion webhooks on its own Service with its own CA. Both
-// halves of the operator then run on this machine with their ServiceAccounts' tokens and the certificate files
-// OLM put in its Secret, as the kubelet would mount them. kwok runs no containers, so the cluster's kube-apiserver
-// reaches OLM's Service through a ServiceRouter (its egress proxy, src/devcluster/service-router.ts) that sends
-// `pod-placement-web-hook-service.<ns>.svc:443` to the webhook half: every admission and conversion call below
-// crosses the same TLS hop as in a cluster, verified by the apiserver against the caBundle OLM or the controller set.
+// halves then run as `tessera` processes with their containers' arguments from the CSV, their ServiceAccounts'
+// tokens and the certificate files OLM put in its Secret, as the kubelet would mount them. kwok runs no containers,
+// so the cluster's kube-apiserver reaches OLM's Service through a ServiceRouter (its egress proxy,
+// src/devcluster/service-router.ts) that sends the Service's ClusterIP:443 to the webhook process: every admission
+// and conversion call below crosses the same TLS hop as in a cluster, verified by the apiserver against the
+// caBundle OLM or the controller set.
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -15,6 +26,7 @@ import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../../src/devcluster/binaries.js';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
+import { freePort } from '../../../src/devcluster/processes.js';
 import { ServiceRouter } from '../../../src/devcluster/service-router.js';
 import { MUTATING_WEBHOOK, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
 import { BUNDLE_METADATA } from '../../../src/podplacement/olm/metadata.js';
@@ -24,13 +36,9 @@ import {
   olmCertSecretName,
   olmServiceName,
 } from '../../../src/podplacement/operator/olm-ca.js';
-import {
-  startPodPlacementOperator,
-  type PodPlacementOperatorHandle,
-} from '../../../src/podplacement/operator.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
-import { forbiddenLines, lineLogger, serviceAccountKubeConfig } from '../../support/identities.js';
+import { forbiddenLines, serviceAccountKubeConfig } from '../../support/identities.js';
 import { OPERATORS_NAMESPACE, startOlm, type Olm } from '../../support/olm.js';
 import { csvPermissionObjects, type CsvPermissions } from '../../support/olm-install.js';
 
@@ -65,10 +73,12 @@ let routerDir: string | undefined;
 let olm: Olm | undefined;
 let admin: KubeConfig;
 let client: KubeClient;
-const stop = new AbortController();
-const handles: PodPlacementOperatorHandle[] = [];
-const webhookLog: string[] = [];
-const controllerLog: string[] = [];
+const processes: { stop(): Promise<void>; log(): string }[] = [];
+
+interface CsvDeployment {
+  name: string;
+  spec: { template: { spec: { containers: { args: string[] }[] } } };
+}
 
 const get = <T>(apiPath: string): Promise<T> => client.request<T>({ method: 'GET', path: apiPath });
 
@@ -77,7 +87,7 @@ async function waitFor<T>(what: string, check: () => Promise<T>, timeoutMs = 180
     return await eventually(check, { timeoutMs, intervalMs: 500, what });
   } catch (err) {
     throw new Error(
-      `${(err as Error).message}\n--- webhook\n${webhookLog.slice(-20).join('\n')}\n--- controller\n${controllerLog.slice(-20).join('\n')}\n--- OLM\n${olm?.logs() ?? ''}`,
+      `${(err as Error).message}\n${processes.map((p) => `--- operator\n${p.log().slice(-3000)}`).join('\n')}\n--- OLM\n${olm?.logs() ?? ''}`,
       { cause: err },
     );
   }
@@ -100,8 +110,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // The router first: the apiserver's keep-alive connections through it would hold the webhook server open.
   await router?.close();
-  stop.abort();
-  await Promise.allSettled(handles.map((h) => h.stopped));
+  await Promise.allSettled(processes.map((p) => p.stop()));
   await olm?.stop();
   await client?.close();
   await cluster?.stop({ wipe: true });
@@ -143,40 +152,20 @@ describe('the operator as OLM runs it', () => {
     const olmCa = Buffer.from(secret.data[OLM_CA_KEY] ?? '', 'base64').toString('utf8');
     expect(olmCa).toContain('BEGIN CERTIFICATE');
 
-    // Each half as its Deployment's ServiceAccount, with the CSV's permissions only, and the CSV's arguments.
-    const tls = {
-      mode: 'olm',
-      certFile: path.join(certDir, 'tls.crt'),
-      keyFile: path.join(certDir, 'tls.key'),
-      caSecretName: olmCertSecretName(WEBHOOK_DEPLOYMENT_NAME),
-    } as const;
-    const common = { namespace: NS, tls, probes: false, handleSignals: false, signal: stop.signal } as const;
-    const webhook = await startPodPlacementOperator({
-      ...common,
-      kubeConfig: await serviceAccountKubeConfig(admin, client, NS, 'pod-placement-web-hook'),
-      components: 'webhook',
-      webhookHost: '127.0.0.1',
-      webhookPort: 0,
-      logger: lineLogger(webhookLog),
-    });
-    handles.push(webhook);
+    // Each half as `tessera` with its container's arguments from the CSV, as its Deployment's ServiceAccount (the
+    // CSV's permissions only). Only where it listens and finds the mounted files differ from a pod: later flags
+    // override the CSV's.
+    const webhookPort = await freePort();
+    const webhook = await startFromCsv(WEBHOOK_DEPLOYMENT_NAME, 'pod-placement-web-hook', [
+      ...['--cert-dir', certDir, '--webhook-host', '127.0.0.1', '--webhook-port', String(webhookPort)],
+    ]);
     // kube-apiserver dials OLM's Service at its ClusterIP: that address leads to the webhook half.
     const olmService = { namespace: NS, name: olmServiceName(WEBHOOK_DEPLOYMENT_NAME), port: 443 };
     const { spec } = await get<{ spec: { clusterIP: string } }>(
       `/api/v1/namespaces/${NS}/services/${olmService.name}`,
     );
-    router?.route(`${spec.clusterIP}:${olmService.port}`, { host: '127.0.0.1', port: webhook.webhookPort });
-    handles.push(
-      await startPodPlacementOperator({
-        ...common,
-        kubeConfig: await serviceAccountKubeConfig(admin, client, NS, 'pod-placement-controller'),
-        components: 'controller',
-        // The pod's image cannot be inspected (registry.invalid): give up on it sooner than the default 15 s.
-        inspectionDeadlineMs: 3_000,
-        retryBaseDelayMs: 200,
-        logger: lineLogger(controllerLog),
-      }),
-    );
+    router?.route(`${spec.clusterIP}:${olmService.port}`, { host: '127.0.0.1', port: webhookPort });
+    const controller = await startFromCsv('pod-placement-controller', 'pod-placement-controller', []);
 
     // OLM's validating webhook answers: a PodPlacementConfig before the ClusterPodPlacementConfig is refused with
     // the operator's own message (an unreachable webhook would fail with "failed calling webhook" instead).
@@ -261,7 +250,63 @@ describe('the operator as OLM runs it', () => {
     });
     expect(router?.unrouted ?? []).toEqual([]);
     // Nothing either half needed was left out of the CSV's permissions.
-    expect(forbiddenLines(webhookLog)).toEqual([]);
-    expect(forbiddenLines(controllerLog)).toEqual([]);
+    expect(forbiddenLines(webhook.log().split('\n'))).toEqual([]);
+    expect(forbiddenLines(controller.log().split('\n'))).toEqual([]);
   }, 600_000);
 });
+
+interface OperatorProcess {
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `tessera` with the args of Deployment `deployment`'s container in the CSV plus `overrides`, as
+ * ServiceAccount `serviceAccount` (a TokenRequest token in a kubeconfig file) with the pod's POD_NAMESPACE; resolves
+ * once its /readyz answers.
+ */
+async function startFromCsv(
+  deployment: string,
+  serviceAccount: string,
+  overrides: string[],
+): Promise<OperatorProcess> {
+  const strategy = (csv.spec as { install: { spec: { deployments: CsvDeployment[] } } }).install.spec
+    .deployments;
+  const container = strategy.find((d) => d.name === deployment)?.spec.template.spec.containers[0];
+  if (!container) throw new Error(`the CSV has no Deployment ${deployment}`);
+  const dir = path.join(cluster?.stateDir ?? os.tmpdir(), `olm-${deployment}`);
+  mkdirSync(dir, { recursive: true });
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    (await serviceAccountKubeConfig(admin, client, NS, serviceAccount)).exportConfig(),
+  );
+  const probePort = await freePort();
+  const logFile = path.join(dir, 'log');
+  const fd = openSync(logFile, 'a');
+  const child = spawn(
+    process.execPath,
+    [
+      ...['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...container.args],
+      ...['--kubeconfig', kubeconfig, '--probe-port', String(probePort), ...overrides],
+    ],
+    { cwd: projectRoot, stdio: ['ignore', fd, fd], env: { ...process.env, POD_NAMESPACE: NS } },
+  );
+  closeSync(fd);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const proc: OperatorProcess = {
+    log: () => readFileSync(logFile, 'utf8'),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+  processes.push(proc);
+  await waitFor(`${deployment} ready`, async () => {
+    if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${proc.log().slice(-2000)}`);
+    const res = await fetch(`http://127.0.0.1:${probePort}/readyz`);
+    if (res.status !== 200) throw new Error(`readyz ${res.status}`);
+  });
+  return proc;
+}

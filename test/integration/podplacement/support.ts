@@ -2,7 +2,6 @@
 // its webhook over HTTPS), a local registry with known single- and multi-architecture images, and waits.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,15 +38,8 @@ export interface OperatorProcessOptions {
   extraArgs?: readonly string[];
 }
 
-/** A currently free loopback port. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+/** A currently free loopback port (the one helper, re-exported for these tests). */
+export { freePort } from '../../../src/devcluster/processes.js';
 
 /** Starts `tessera podplacement operator` against the test cluster, reachable by URL on a free port. */
 export function startOperatorProcess(o: OperatorProcessOptions): OperatorProcess {
