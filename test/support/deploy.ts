@@ -4,6 +4,7 @@ import path from 'node:path';
 import { projectRoot } from '../../src/devcluster/binaries.js';
 import { installNodePoolCrds } from '../../src/nodepool/api/install.js';
 import type { KubeClient } from '../../src/runtime/index.js';
+import { eventually } from './cluster.js';
 import { installOpenShiftDevCrds } from '../../src/updatestatus/api/dev-crds.js';
 
 export const DEPLOY = path.join(projectRoot, 'deploy');
@@ -67,4 +68,26 @@ export async function applyDeploy(kubectl: (args: string[]) => Promise<unknown>)
   await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   await kubectl(['apply', '--server-side', '-k', DEPLOY]);
   await kubectl(['apply', '--server-side', '-k', path.join(DEPLOY, 'nodepool/hosted')]);
+}
+
+/** Where deploy/nodepool/hosted puts the Node Tuning status writer's identity in the hosted cluster. */
+export const NTO_STATUS_WRITER_NAMESPACE = 'tessera-nto-status';
+
+/**
+ * The long-lived token of the status writer's ServiceAccount in the hosted cluster (deploy/nodepool/hosted's token
+ * Secret, filled in by the token controller): what the management side's kubeconfig for that cluster is built from.
+ */
+export function hostedStatusWriterToken(client: KubeClient): Promise<string> {
+  return eventually(
+    async () => {
+      const secret = await client.request<{ data?: { token?: string } }>({
+        method: 'GET',
+        path: `/api/v1/namespaces/${NTO_STATUS_WRITER_NAMESPACE}/secrets/nto-status-writer-token`,
+      });
+      const value = secret.data?.token;
+      if (!value) throw new Error('token not issued yet');
+      return Buffer.from(value, 'base64').toString('utf8');
+    },
+    { what: 'the nto-status-writer token Secret filled in' },
+  );
 }

@@ -28,7 +28,12 @@ import { runNodePoolControllers } from '../../../src/nodepool/run-command.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { parseControllerOptions, runUpdateStatusController } from '../../../src/updatestatus/controller-command.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
-import { DEPLOY, applyDeploy, prepareOpenShiftLikeCluster } from '../../support/deploy.js';
+import {
+  DEPLOY,
+  applyDeploy,
+  hostedStatusWriterToken,
+  prepareOpenShiftLikeCluster,
+} from '../../support/deploy.js';
 import {
   type CanICheck,
   expectCanITable,
@@ -384,18 +389,7 @@ describe('each component with its own service account', () => {
 
   it('NodePool side and status writer (hosted identity from its token Secret): status carried, then cleaned up', async () => {
     // The long-lived token the management cluster's kubeconfig for the hosted cluster is built from.
-    const token = await eventually(
-      async () => {
-        const secret = await client.request<{ data?: { token?: string } }>({
-          method: 'GET',
-          path: `/api/v1/namespaces/${NTO_SA_NS}/secrets/nto-status-writer-token`,
-        });
-        const value = secret.data?.token;
-        if (!value) throw new Error('token not issued yet');
-        return Buffer.from(value, 'base64').toString('utf8');
-      },
-      { what: 'the nto-status-writer token Secret filled in' },
-    );
+    const token = await hostedStatusWriterToken(client);
     // As the Deployment runs it: `tessera nodepool run --leader-elect`, each side with its own identity.
     const kubeconfigs = mkdtempSync(path.join(os.tmpdir(), 'np-sa-'));
     const managementFile = path.join(kubeconfigs, 'management');

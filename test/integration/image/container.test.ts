@@ -32,7 +32,12 @@ import { KubeClient, ResourceClient, type KubeObject } from '../../../src/runtim
 import { ClusterOperators, ClusterVersions } from '../../../src/updatestatus/api/dev-crds.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
-import { DEPLOY, applyDeploy, prepareOpenShiftLikeCluster } from '../../support/deploy.js';
+import {
+  DEPLOY,
+  applyDeploy,
+  hostedStatusWriterToken,
+  prepareOpenShiftLikeCluster,
+} from '../../support/deploy.js';
 import { type Container, Podman, type PodCredentials, podCredentials } from '../../support/container.js';
 import { fixturePath } from '../../support/fixtures.js';
 import { forbiddenLines, tokenKubeConfig } from '../../support/identities.js';
@@ -41,7 +46,6 @@ const execFileAsync = promisify(execFile);
 const PP_NS = 'openshift-multiarch-tuning-operator';
 const US_NS = 'tessera-update-status';
 const NP_NS = 'tessera-nodepool';
-const NTO_SA_NS = 'tessera-nto-status';
 const TENANT_LABEL = 'tessera.dev/container-test';
 /** The oc-upgrade-status case whose ClusterVersion and ClusterOperators the update status controller reads. */
 const US_CASE = '4.15.0-ec2-early';
@@ -453,18 +457,7 @@ describe('the operator image under podman, with pod credentials', () => {
   });
 
   it('NodePool status mirrors a Tuned profile state into its NodePool condition', async () => {
-    const token = await eventually(
-      async () => {
-        const secret = await client.request<{ data?: { token?: string } }>({
-          method: 'GET',
-          path: `/api/v1/namespaces/${NTO_SA_NS}/secrets/nto-status-writer-token`,
-        });
-        const value = secret.data?.token;
-        if (!value) throw new Error('token not issued yet');
-        return Buffer.from(value, 'base64').toString('utf8');
-      },
-      { what: 'the nto-status-writer token Secret filled in' },
-    );
+    const token = await hostedStatusWriterToken(client);
     // The hosted cluster's kubeconfig, as the Deployment's comment says to mount it from a Secret.
     const hostedDir = mkdtempSync(path.join(stateDir, 'hosted-'));
     chmodSync(hostedDir, 0o755);
