@@ -413,11 +413,17 @@ describe('pull secrets', () => {
         /^permanent error, not retried/,
       );
       expect(pod.metadata.labels?.[LABELS.preferredNodeAffinity], name).toBe('set');
-      const events = await podEvents(ns2.name, name);
-      expect(
-        events.filter((e) => e.type === 'Warning').map((e) => e.reason),
-        name,
-      ).toContain(EVENT_REASONS.inspectionError);
+      // Events are written asynchronously (the recorder batches them): wait for it rather than race the pod.
+      await eventually(
+        async () => {
+          const events = await podEvents(ns2.name, name);
+          expect(
+            events.filter((e) => e.type === 'Warning').map((e) => e.reason),
+            name,
+          ).toContain(EVENT_REASONS.inspectionError);
+        },
+        { timeoutMs: 15_000, what: `the ${EVENT_REASONS.inspectionError} event of ${name}` },
+      );
     }
   });
 
@@ -682,10 +688,16 @@ describe('faults', () => {
     const pod = await scheduled(ns.name, 'unreachable', 60_000);
     expect(pod.metadata.labels?.[LABELS.nodeAffinity]).toBe('not-set');
     expect(pod.metadata.annotations?.[LABELS.imageInspectError]).toMatch(/127\.0\.0\.1:1/);
-    const warnings = (await podEvents(ns.name, 'unreachable'))
-      .filter((e) => e.type === 'Warning')
-      .map((e) => e.reason);
-    expect(warnings).toContain(EVENT_REASONS.inspectionError);
+    // Events are written asynchronously: wait for the Warning rather than race the pod.
+    await eventually(
+      async () => {
+        const warnings = (await podEvents(ns.name, 'unreachable'))
+          .filter((e) => e.type === 'Warning')
+          .map((e) => e.reason);
+        expect(warnings).toContain(EVENT_REASONS.inspectionError);
+      },
+      { timeoutMs: 15_000, what: 'the Warning event of the unreachable pod' },
+    );
   });
 
   it('SIGKILL in the middle of a burst, webhook down meanwhile, restart: every pod ends ungated and placed', async () => {
