@@ -85,8 +85,9 @@ async function createPod(
   images: string[],
   spec: Record<string, unknown> = {},
   labels: Record<string, string> = {},
-): Promise<void> {
-  await req('POST', `/api/v1/namespaces/${namespace}/pods`, {
+): Promise<TestPod> {
+  // The create's answer is the pod as admitted: what the webhook did, before the controller can ungate it.
+  return req<TestPod>('POST', `/api/v1/namespaces/${namespace}/pods`, {
     metadata: { name, labels: { app: 'pp-e2e', ...labels } },
     spec: { containers: images.map((image, i) => ({ name: `c${i}`, image })), ...spec },
   });
@@ -507,10 +508,9 @@ describe('namespaces', () => {
     await createPod(kube, 'kube', [registries.images.M]);
     await createPod(openshift, 'openshift', [registries.images.M]);
     // A selected tenant namespace in the same moment: labelled by the webhook, so it is live.
-    await createPod(ns.name, 'tenant-next-to-system', [registries.images.M]);
-    expect((await getPod(ns.name, 'tenant-next-to-system')).metadata.labels?.[LABELS.schedulingGate]).toBe(
-      'gated',
-    );
+    const tenant = await createPod(ns.name, 'tenant-next-to-system', [registries.images.M]);
+    expect(tenant.metadata.labels?.[LABELS.schedulingGate]).toBe('gated');
+    expect(tenant.spec.schedulingGates?.map((g) => g.name)).toEqual([SCHEDULING_GATE]);
     for (const [n, name] of [
       [opNs.name, 'own'],
       [kube, 'kube'],
