@@ -1,11 +1,14 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DevClusterError } from './errors.js';
 import {
+  freePort,
   isAlive,
   isRunning,
+  portsBelowEphemeralRange,
   processStartTicks,
   spawnComponent,
   stopProcess,
@@ -62,5 +65,25 @@ describe('component processes', () => {
     expect(start).toThrow(/could not start .*no-such-binary: is it installed and executable\?/);
     // The child's late 'error' event must not become an unhandled error (vitest would fail the run on one).
     await new Promise((r) => setTimeout(r, 50));
+  });
+});
+
+describe('freePort', () => {
+  it('chooses below the ephemeral range, where no outgoing connection can take the port before it is bound', () => {
+    expect(portsBelowEphemeralRange({ low: 32_768, high: 60_999 })).toEqual({ low: 20_767, high: 32_767 });
+    expect(portsBelowEphemeralRange({ low: 15_000, high: 60_999 })).toEqual({ low: 10_000, high: 14_999 });
+    // No room below it: the kernel chooses.
+    expect(portsBelowEphemeralRange({ low: 1_024, high: 65_535 })).toBeUndefined();
+    expect(portsBelowEphemeralRange(undefined)).toBeUndefined();
+  });
+
+  it('hands out a port that can be bound on loopback', async () => {
+    const port = await freePort();
+    const server = net.createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', resolve);
+    });
+    await new Promise((resolve) => server.close(resolve));
   });
 });

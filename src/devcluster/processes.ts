@@ -5,6 +5,7 @@
 // process dies.
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DevClusterError } from './errors.js';
@@ -158,16 +159,61 @@ export async function waitUntilHealthy(
   }
 }
 
-/** A free TCP port on 127.0.0.1, chosen by the kernel. */
+/** A free TCP port on 127.0.0.1, outside the ephemeral range where the system allows (portsBelowEphemeralRange). */
 export async function freePort(): Promise<number> {
+  const range = portsBelowEphemeralRange(readEphemeralRange());
+  if (range) {
+    for (let attempt = 0; attempt < 64; attempt++) {
+      const port = range.low + randomInt(range.high - range.low + 1);
+      if (await canListen(port)) return port;
+    }
+  }
+  return listen(0);
+}
+
+/**
+ * Where freePort chooses: below the kernel's ephemeral range, which outgoing connections draw their local ports
+ * from, so none of them can take a chosen port before its process binds it (or while it restarts). Undefined when
+ * the range leaves no room (then the kernel chooses). Pure.
+ */
+export function portsBelowEphemeralRange(
+  ephemeral: { low: number; high: number } | undefined,
+): { low: number; high: number } | undefined {
+  if (!ephemeral) return undefined;
+  const high = ephemeral.low - 1;
+  const low = Math.max(10_000, high - 12_000);
+  return high - low >= 1_000 ? { low, high } : undefined;
+}
+
+function readEphemeralRange(): { low: number; high: number } | undefined {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    return low && high && low <= high ? { low, high } : undefined;
+  } catch {
+    return undefined; // not Linux
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return listen(port).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Binds `port` (0: any) on loopback, closes it, and resolves with the port bound. */
+function listen(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
     server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
+      const bound = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(bound));
     });
   });
 }

@@ -19,7 +19,9 @@ let ppc: ResourceClient<Obj>;
 
 beforeAll(async () => {
   client = new KubeClient(testKubeConfig());
-  await installPodPlacementCrds(client);
+  // The e2e operator on this cluster may patch the conversion webhook between this install's read of the live CRD
+  // and its apply (then refused: url and service both set); the next attempt reads the patched one.
+  await eventually(() => installPodPlacementCrds(client), { what: 'pod placement CRDs installed' });
   cppc = new ResourceClient<Obj>(client, ClusterPodPlacementConfigs);
   ppc = new ResourceClient<Obj>(client, PodPlacementConfigs);
   // Established can precede discovery by a moment.

@@ -117,13 +117,18 @@ describe('operator restarted with SIGKILL on a reused cluster', () => {
       `https://127.0.0.1:${inProcess.webhookPort}${VALIDATING_WEBHOOK.clusterConfigPath}`, // DELETE, fails open
       `https://127.0.0.1:${inProcess.webhookPort}${VALIDATING_WEBHOOK.podConfigPath}`,
     ]);
-    // Immediately, with no retry: the update goes through the new webhook.
-    const updated = await client.request<{ spec: { logVerbosity?: string } }>({
-      method: 'PATCH',
-      path: `${cppcPath}/cluster`,
-      body: { spec: { logVerbosity: 'Debug' } },
-      contentType: 'application/merge-patch+json',
-    });
+    // The update goes through the new webhook, once the API server's own webhook cache has the rewritten
+    // configuration (it follows the write within moments; the old port refuses, and the policy is Fail).
+    const updated = await eventually(
+      () =>
+        client.request<{ spec: { logVerbosity?: string } }>({
+          method: 'PATCH',
+          path: `${cppcPath}/cluster`,
+          body: { spec: { logVerbosity: 'Debug' } },
+          contentType: 'application/merge-patch+json',
+        }),
+      { timeoutMs: 10_000, what: 'the update admitted by the restarted webhook' },
+    );
     expect(updated.spec.logVerbosity).toBe('Debug');
     // A clean stop of a URL-reached operator removes the configuration, so nothing is left to go stale.
     stop.abort();

@@ -34,15 +34,13 @@ function withServer(kc: KubeConfig, server: string): KubeConfig {
   return copy;
 }
 
+/** Retries through cuts and the API server restart: by deadline, as a cold restart on a loaded machine is slow. */
 async function retrying<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (attempt > 200) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  return eventually(fn, {
+    timeoutMs: 120_000,
+    intervalMs: 100,
+    what: 'a write through the cuts and restart',
+  });
 }
 
 describe('informer soak against a real kube-apiserver', () => {

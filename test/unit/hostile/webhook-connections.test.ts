@@ -81,6 +81,7 @@ describe('webhook connections from a hostile caller', () => {
     const flood: net.Socket[] = [];
     const closed: Promise<boolean>[] = [];
     let peak = 0;
+    const floodStart = performance.now();
     try {
       for (let i = 0; i < 1_500; i++) {
         // TCP only, never a ClientHello: the cheapest connection an attacker can hold.
@@ -97,8 +98,12 @@ describe('webhook connections from a hostile caller', () => {
       expect(peak).toBeLessThanOrEqual(200);
       // Every one of them is closed by the server: dropped at accept, or cut at the handshake timeout.
       expect((await Promise.all(closed)).every(Boolean)).toBe(true);
-      const refusals = hook.server.stats().refusals;
-      expect(refusals.connection_limit ?? 0).toBeGreaterThanOrEqual(1_500 - 200 * 3);
+      // A slot frees only when the handshake timeout cuts its connection, so at most 200 connections get in per
+      // timeout window of the flood (how many windows it lasted depends on the machine); the rest are refused.
+      const windows = 1 + Math.ceil((performance.now() - floodStart) / TIMEOUT_MS);
+      const refused = hook.server.stats().refusals.connection_limit ?? 0;
+      expect(refused).toBeGreaterThan(0);
+      expect(1_500 - refused).toBeLessThanOrEqual(200 * windows);
       expect(await hook.server.openConnections()).toBe(0);
     } finally {
       for (const socket of flood) socket.destroy();
