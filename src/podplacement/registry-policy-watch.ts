@@ -2,7 +2,16 @@
 // cluster serves on every add/update/delete, and calls onChange only when the result differs, so the caller purges
 // its inspection cache exactly when inspections could now answer differently. current() is always the latest
 // policy (empty until the informers deliver). discoverPolicyKinds() asks the API server once which kinds exist.
-import type { KubeClient, KubeObject, KubeList, Logger, ResourceType } from '../runtime/index.js';
+// TrustedCaWatch keeps the cluster's registry CA certificates (additionalTrustedCA) current the same way.
+import type {
+  Clock,
+  KubeClient,
+  KubeObject,
+  KubeList,
+  Logger,
+  ResourceType,
+  Runnable,
+} from '../runtime/index.js';
 import { ConfigMaps, isNotFound, resourcePath } from '../runtime/index.js';
 import type { RegistryPolicy } from '../registry/index.js';
 import {
@@ -140,18 +149,28 @@ export async function discoverPolicyKinds(
   return served;
 }
 
+/** What reading the cluster's additionalTrustedCA found. */
+export interface TrustedCaRead {
+  /** `openshift-config/<name>` when the image config names a ConfigMap. */
+  readonly configMap?: string;
+  /** `missing`: named but absent; `unset`: not named, or the image config kind is not served. */
+  readonly state: 'unset' | 'missing' | 'read';
+  readonly certificates: readonly string[];
+  /** Keys whose value holds no PEM certificate (not trusted). */
+  readonly ignoredKeys: readonly string[];
+}
+
 /**
- * The CA certificates of the cluster's `image.config.openshift.io/cluster` spec.additionalTrustedCA ConfigMap (in
- * openshift-config), which registries are trusted with on OpenShift. Empty when the kind is not served (`kinds`, from
- * discoverPolicyKinds), the image config or its ConfigMap is missing (logged).
+ * Reads the cluster's `image.config.openshift.io/cluster` spec.additionalTrustedCA ConfigMap (in openshift-config),
+ * whose CA certificates registries are trusted with on OpenShift. Throws on API errors other than NotFound.
  */
-export async function readAdditionalTrustedCAs(
+export async function fetchAdditionalTrustedCa(
   client: Pick<KubeClient, 'request'>,
   kinds: readonly ResourceType[],
-  logger: Logger,
   signal?: AbortSignal,
-): Promise<string[]> {
-  if (!kinds.includes(ImageConfigs)) return [];
+): Promise<TrustedCaRead> {
+  const unset: TrustedCaRead = { state: 'unset', certificates: [], ignoredKeys: [] };
+  if (!kinds.includes(ImageConfigs)) return unset;
   const get = async <T>(path: string): Promise<T | undefined> => {
     try {
       return await client.request<T>({ method: 'GET', path, signal });
@@ -162,24 +181,131 @@ export async function readAdditionalTrustedCAs(
   };
   const imageConfig = await get<ImageConfig>(resourcePath(ImageConfigs, undefined, IMAGE_CONFIG_NAME));
   const name = additionalTrustedCaName(imageConfig ? [imageConfig] : []);
-  if (!name) return [];
+  if (!name) return unset;
+  const configMapRef = `${ADDITIONAL_TRUSTED_CA_NAMESPACE}/${name}`;
   const configMap = await get<{ data?: Record<string, string> }>(
     resourcePath(ConfigMaps, ADDITIONAL_TRUSTED_CA_NAMESPACE, name),
   );
-  if (!configMap) {
+  if (!configMap) return { configMap: configMapRef, state: 'missing', certificates: [], ignoredKeys: [] };
+  return { configMap: configMapRef, state: 'read', ...additionalTrustedCAs(configMap.data) };
+}
+
+/** Logs what an administrator should fix in a read: a named ConfigMap that is absent, entries that are no PEM. */
+export function reportTrustedCaRead(read: TrustedCaRead, logger: Logger): void {
+  if (read.state === 'missing')
     logger.warn(
-      { configMap: `${ADDITIONAL_TRUSTED_CA_NAMESPACE}/${name}` },
+      { configMap: read.configMap },
       'image.config.openshift.io/cluster names an additionalTrustedCA ConfigMap that does not exist; its registries are not trusted',
     );
-    return [];
-  }
-  const { certificates, ignoredKeys } = additionalTrustedCAs(configMap.data);
-  if (ignoredKeys.length > 0)
+  if (read.ignoredKeys.length > 0)
     logger.warn(
-      { configMap: `${ADDITIONAL_TRUSTED_CA_NAMESPACE}/${name}`, keys: ignoredKeys },
+      { configMap: read.configMap, keys: read.ignoredKeys },
       'additionalTrustedCA entries without a PEM certificate are ignored',
     );
-  return certificates;
+}
+
+/**
+ * The CA certificates of the cluster's additionalTrustedCA ConfigMap (fetchAdditionalTrustedCa), with problems
+ * logged. Empty when the kind is not served (`kinds`, from discoverPolicyKinds) or the image config or its ConfigMap
+ * is missing.
+ */
+export async function readAdditionalTrustedCAs(
+  client: Pick<KubeClient, 'request'>,
+  kinds: readonly ResourceType[],
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const read = await fetchAdditionalTrustedCa(client, kinds, signal);
+  reportTrustedCaRead(read, logger);
+  return [...read.certificates];
+}
+
+/** Default re-read interval of TrustedCaWatch. */
+export const TRUSTED_CA_POLL_INTERVAL_MS = 60_000;
+
+export interface TrustedCaWatchOptions {
+  client: Pick<KubeClient, 'request'>;
+  /** Served policy kinds (discoverPolicyKinds). */
+  kinds: readonly ResourceType[];
+  /** The image config informer, when the kind is served: a change of it is read at once. */
+  imageConfigs?: PolicyInformer;
+  /** What was read at start (the watch reports only changes from it). */
+  initial: TrustedCaRead;
+  /** Called with the new certificates when they differ from the ones held. */
+  onChange: (certificates: readonly string[]) => void;
+  clock: Clock;
+  logger: Logger;
+  /** Default: TRUSTED_CA_POLL_INTERVAL_MS. */
+  intervalMs?: number;
+}
+
+/**
+ * Keeps the additionalTrustedCA certificates current while the operator runs, so an administrator who adds or
+ * rotates a registry CA does not have to restart it. The ConfigMap's name is the administrator's choice and the
+ * operator may only `get` ConfigMaps in openshift-config (no list or watch there), so the ConfigMap is re-read every
+ * interval, and at once when the image config changes. A failed read keeps the certificates held; a ConfigMap that
+ * is deleted or no longer named drops them.
+ */
+export class TrustedCaWatch implements Runnable {
+  readonly name = 'registry-trusted-ca-watch';
+  private held: TrustedCaRead;
+  private wakeUp: () => void = () => undefined;
+  private wokenEarly = false;
+
+  constructor(private readonly o: TrustedCaWatchOptions) {
+    this.held = o.initial;
+    const wake = (): void => {
+      this.wokenEarly = true;
+      this.wakeUp();
+    };
+    o.imageConfigs?.addEventHandler({ onAdd: wake, onUpdate: wake, onDelete: wake });
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      if (!this.wokenEarly) await this.sleep(signal);
+      this.wokenEarly = false;
+      if (signal.aborted) break;
+      try {
+        this.observe(await fetchAdditionalTrustedCa(this.o.client, this.o.kinds, signal));
+      } catch (err) {
+        if (signal.aborted) break;
+        this.o.logger.warn(
+          { err, configMap: this.held.configMap },
+          'could not re-read the additionalTrustedCA ConfigMap; keeping the registry CAs held',
+        );
+      }
+    }
+  }
+
+  private sleep(signal: AbortSignal): Promise<void> {
+    const interrupt = new AbortController();
+    const stop = (): void => interrupt.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    this.wakeUp = stop;
+    return this.o.clock
+      .sleep(this.o.intervalMs ?? TRUSTED_CA_POLL_INTERVAL_MS, interrupt.signal)
+      .finally(() => {
+        signal.removeEventListener('abort', stop);
+        this.wakeUp = () => undefined;
+      });
+  }
+
+  private observe(read: TrustedCaRead): void {
+    const before = this.held;
+    this.held = read;
+    if (JSON.stringify(read) === JSON.stringify(before)) return;
+    reportTrustedCaRead(read, this.o.logger);
+    const certificatesChanged =
+      read.certificates.length !== before.certificates.length ||
+      read.certificates.some((c, i) => c !== before.certificates[i]);
+    if (!certificatesChanged) return;
+    this.o.logger.info(
+      { configMap: read.configMap ?? before.configMap, certificates: read.certificates.length },
+      'registry CAs (additionalTrustedCA) changed; trusted from the next inspection on',
+    );
+    this.o.onChange(read.certificates);
+  }
 }
 
 /**

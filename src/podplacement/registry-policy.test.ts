@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ApiStatusError, silentLogger, type KubeObject, type ResourceType } from '../runtime/index.js';
+import {
+  ApiStatusError,
+  FakeClock,
+  silentLogger,
+  type KubeObject,
+  type Logger,
+  type ResourceType,
+} from '../runtime/index.js';
 import { parseImageReference, pullSources, type RegistryPolicy } from '../registry/index.js';
 import {
   ImageConfigs,
@@ -15,7 +22,10 @@ import {
 } from './registry-policy.js';
 import {
   RegistryPolicyWatch,
+  TRUSTED_CA_POLL_INTERVAL_MS,
+  TrustedCaWatch,
   discoverPolicyKinds,
+  fetchAdditionalTrustedCa,
   readAdditionalTrustedCAs,
   readRegistryTrust,
   type PolicyInformer,
@@ -270,5 +280,125 @@ describe('additionalTrustedCA', () => {
     expect(await readAdditionalTrustedCAs(api, [], silentLogger)).toEqual([]);
     expect(api.paths).toEqual([]);
     expect(await readAdditionalTrustedCAs(api, [ImageConfigs], silentLogger)).toEqual([]);
+  });
+});
+
+describe('TrustedCaWatch: registry CAs follow the ConfigMap while the operator runs', () => {
+  const PEM_A = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n';
+  const PEM_B = '-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n';
+  const CM = '/api/v1/namespaces/openshift-config/configmaps/registry-cas';
+  const IMAGE = '/apis/config.openshift.io/v1/images/cluster';
+
+  /** A mutable API server: `objects` by path; `failing` makes every GET fail with 503. */
+  function server() {
+    const state = {
+      objects: new Map<string, unknown>([
+        [IMAGE, { metadata: { name: 'cluster' }, spec: { additionalTrustedCA: { name: 'registry-cas' } } }],
+        [CM, { data: { 'registry.example': PEM_A } }],
+      ]),
+      failing: false,
+      gets: 0,
+    };
+    const request = <T>(o: { path: string }): Promise<T> => {
+      state.gets++;
+      if (state.failing)
+        return Promise.reject(
+          new ApiStatusError('GET', o.path, 503, 'ServiceUnavailable', 'down', undefined),
+        );
+      const found = state.objects.get(o.path);
+      return found !== undefined
+        ? Promise.resolve(found as T)
+        : Promise.reject(new ApiStatusError('GET', o.path, 404, 'NotFound', 'not found', undefined));
+    };
+    return { state, client: { request } };
+  }
+
+  function recordingLogger(lines: string[]): Logger {
+    const logger: Logger = {
+      error: (_o, msg) => lines.push(`error ${msg ?? ''}`),
+      warn: (_o, msg) => lines.push(`warn ${msg ?? ''}`),
+      info: (_o, msg) => lines.push(`info ${msg ?? ''}`),
+      debug() {},
+      trace() {},
+      child: () => logger,
+    };
+    return logger;
+  }
+
+  async function started(options: { imageConfigs?: PolicyInformer } = {}) {
+    const { state, client } = server();
+    const clock = new FakeClock();
+    const changes: (readonly string[])[] = [];
+    const logs: string[] = [];
+    const watch = new TrustedCaWatch({
+      client,
+      kinds: [ImageConfigs],
+      initial: await fetchAdditionalTrustedCa(client, [ImageConfigs]),
+      onChange: (certificates) => changes.push(certificates),
+      clock,
+      logger: recordingLogger(logs),
+      ...options,
+    });
+    const stop = new AbortController();
+    const running = watch.start(stop.signal);
+    return { state, clock, changes, logs, stop: () => (stop.abort(), running) };
+  }
+
+  it('picks up a rotated CA at the next interval, once, and not before', async () => {
+    const w = await started();
+    w.state.objects.set(CM, { data: { 'registry.example': PEM_B } });
+    await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS - 1);
+    expect(w.changes).toEqual([]);
+    await w.clock.advance(1);
+    expect(w.changes).toEqual([[PEM_B]]);
+    await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS * 3);
+    expect(w.changes).toEqual([[PEM_B]]);
+    expect(w.logs).toContain(
+      'info registry CAs (additionalTrustedCA) changed; trusted from the next inspection on',
+    );
+    await w.stop();
+  });
+
+  it('keeps the CAs held while the API server fails, and drops them when the ConfigMap is deleted', async () => {
+    const w = await started();
+    w.state.failing = true;
+    await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS * 2);
+    expect(w.changes).toEqual([]);
+    expect(w.logs.filter((l) => l.startsWith('warn could not re-read'))).toHaveLength(2);
+    w.state.failing = false;
+    w.state.objects.delete(CM);
+    await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS);
+    expect(w.changes).toEqual([[]]);
+    // The admin is told once which ConfigMap is missing, not every minute.
+    await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS * 5);
+    expect(w.logs.filter((l) => l.includes('does not exist'))).toHaveLength(1);
+    await w.stop();
+  });
+
+  it('reads at once when the image config changes (a new ConfigMap named), without waiting for the interval', async () => {
+    const handlers: { onUpdate?(a: KubeObject, b: KubeObject): void }[] = [];
+    const imageConfigs: PolicyInformer = {
+      getIndexer: () => ({ list: () => [] }),
+      addEventHandler: (h) => handlers.push(h),
+    };
+    const w = await started({ imageConfigs });
+    w.state.objects.set(IMAGE, {
+      metadata: { name: 'cluster' },
+      spec: { additionalTrustedCA: { name: 'other' } },
+    });
+    w.state.objects.set('/api/v1/namespaces/openshift-config/configmaps/other', { data: { r: PEM_B } });
+    const before = w.state.gets;
+    for (const h of handlers)
+      h.onUpdate?.({ metadata: { name: 'cluster' } }, { metadata: { name: 'cluster' } });
+    await w.clock.advance(0);
+    expect(w.changes).toEqual([[PEM_B]]);
+    expect(w.state.gets - before).toBe(2);
+    await w.stop();
+  });
+
+  it('stops promptly when the operator stops, with no timer left', async () => {
+    const w = await started();
+    await w.stop();
+    expect(w.clock.pendingTimers()).toBe(0);
   });
 });

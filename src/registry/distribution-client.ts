@@ -248,6 +248,11 @@ export class DistributionClient {
     return this.registryState.calculatedSize;
   }
 
+  /** Trusts these CA certificates from the next request on (see RegistryTransport.setCaCertificates). */
+  setCaCertificates(caCertificates: readonly string[]): void {
+    this.transport.setCaCertificates(caCertificates);
+  }
+
   async close(): Promise<void> {
     await this.transport.close();
   }

@@ -311,6 +311,15 @@ export class RegistryInspector implements ImageInspector {
     return factsOfConfig(configJson, what);
   }
 
+  /**
+   * Trusts these CA certificates (on top of Node's roots) from the next registry request on; for the cluster's
+   * registry CA bundle, which an admin may change while the operator runs. Applies to the client this inspector
+   * uses, also one passed in.
+   */
+  setCaCertificates(caCertificates: readonly string[]): void {
+    this.client.setCaCertificates(caCertificates);
+  }
+
   async close(): Promise<void> {
     if (this.ownsClient) await this.client.close();
   }

@@ -144,7 +144,9 @@ function redactedUrl(url: URL): string {
 
 export class RegistryTransport {
   private exchange: Promise<HttpExchange> | undefined;
-  private readonly exchangeOptions: ExchangeOptions;
+  private exchangeOptions: ExchangeOptions;
+  /** Exchanges replaced by setCaCertificates, closed once no attempt on them can still be running. */
+  private readonly retired = new Set<{ exchange: Promise<HttpExchange>; timer: NodeJS.Timeout }>();
   private readonly httpClient: 'undici' | 'node';
   private readonly attemptTimeoutMs: number;
   private readonly maxRedirects: number;
@@ -402,9 +404,37 @@ export class RegistryTransport {
     );
   }
 
-  async close(): Promise<void> {
-    const exchange = this.exchange;
+  /**
+   * Trusts `caCertificates` (on top of Node's roots) from the next request on, e.g. after the cluster's registry CA
+   * bundle changed. Requests already under way finish on their connections; those connections are closed once the
+   * longest attempt could have ended. No-op when the list is unchanged.
+   */
+  setCaCertificates(caCertificates: readonly string[]): void {
+    const current = this.exchangeOptions.caCertificates;
+    if (caCertificates.length === current.length && caCertificates.every((c, i) => c === current[i])) return;
+    this.exchangeOptions = { ...this.exchangeOptions, caCertificates: [...caCertificates] };
+    const old = this.exchange;
     this.exchange = undefined;
-    if (exchange !== undefined) await (await exchange).close();
+    if (old === undefined) return;
+    const entry = {
+      exchange: old,
+      timer: setTimeout(() => {
+        this.retired.delete(entry);
+        void old.then((e) => e.close()).catch(() => undefined);
+      }, this.attemptTimeoutMs),
+    };
+    entry.timer.unref();
+    this.retired.add(entry);
+  }
+
+  async close(): Promise<void> {
+    const exchanges = [...this.retired].map(({ exchange, timer }) => {
+      clearTimeout(timer);
+      return exchange;
+    });
+    this.retired.clear();
+    if (this.exchange !== undefined) exchanges.push(this.exchange);
+    this.exchange = undefined;
+    await Promise.all(exchanges.map(async (exchange) => (await exchange).close()));
   }
 }

@@ -1,7 +1,7 @@
 // The image inspector the pod reconciler asks: the one given in the options, or a CachingInspector over a
 // RegistryInspector that follows the cluster's registry policy (mirror sets, registrySources; kinds the cluster
-// does not serve are skipped) and trusts its additionalTrustedCA bundles. The cache is purged whenever the policy
-// or the global pull secret changes.
+// does not serve are skipped) and trusts its additionalTrustedCA bundles, re-read while it runs (TrustedCaWatch).
+// The cache is purged whenever the policy, the trusted CAs or the global pull secret change.
 import type { KubeObject, Manager } from '../../runtime/index.js';
 import {
   CachingInspector,
@@ -9,10 +9,13 @@ import {
   createInspectionCacheMetrics,
   type ImageInspector,
 } from '../../registry/index.js';
+import { ImageConfigs } from '../registry-policy.js';
 import {
   RegistryPolicyWatch,
+  TrustedCaWatch,
   discoverPolicyKinds,
-  readAdditionalTrustedCAs,
+  fetchAdditionalTrustedCa,
+  reportTrustedCaRead,
 } from '../registry-policy-watch.js';
 import type { PodPlacementOperatorOptions } from './options.js';
 
@@ -33,7 +36,10 @@ export interface ImageInspection {
   purge(): void;
 }
 
-/** Reads the policy kinds and trusted CAs once (at start), then builds the inspector. */
+/**
+ * Reads the policy kinds and trusted CAs (at start), builds the inspector, and registers the watch that keeps the
+ * trusted CAs current.
+ */
 export async function createImageInspection(
   manager: Manager,
   options: Pick<PodPlacementOperatorOptions, 'inspector' | 'registry' | 'signal'>,
@@ -43,8 +49,10 @@ export async function createImageInspection(
   const { client, logger } = manager;
   // Discovery once: the policy kinds exist on OpenShift (or with the dev CRDs), not on plain Kubernetes.
   const policyKinds = await discoverPolicyKinds(client, logger, options.signal);
-  // The cluster's additionalTrustedCA bundles, read once at start (as `podplacement explain` reads them).
-  const clusterCAs = await readAdditionalTrustedCAs(client, policyKinds, logger, options.signal);
+  // The cluster's additionalTrustedCA bundles, read before the first inspection; TrustedCaWatch follows changes.
+  const initialCAs = await fetchAdditionalTrustedCa(client, policyKinds, options.signal);
+  reportTrustedCaRead(initialCAs, logger);
+  const flagCAs = options.registry?.caCertificates ?? [];
   const policyWatch = new RegistryPolicyWatch({
     kinds: policyKinds,
     informerFor: (type) => manager.informers.informerFor<KubeObject>({ type }),
@@ -52,16 +60,34 @@ export async function createImageInspection(
     onChange: () => caching.purge(),
     logger,
   });
-  const caching = new CachingInspector(
-    new RegistryInspector({
-      caCertificates: [...(options.registry?.caCertificates ?? []), ...clusterCAs],
-      trustedRealmHosts: options.registry?.trustedRealmHosts ?? [],
-      policy: () => policyWatch.current(),
-      ...registryTimeouts(inspectionDeadlineMs),
-      // Tenants see one uniform "cannot be reached" message; why (refused, silent, TLS) is for the operator.
-      onUnreachable: (event) => logger.warn(event, 'registry unreachable'),
+  const registry = new RegistryInspector({
+    caCertificates: [...flagCAs, ...initialCAs.certificates],
+    trustedRealmHosts: options.registry?.trustedRealmHosts ?? [],
+    policy: () => policyWatch.current(),
+    ...registryTimeouts(inspectionDeadlineMs),
+    // Tenants see one uniform "cannot be reached" message; why (refused, silent, TLS) is for the operator.
+    onUnreachable: (event) => logger.warn(event, 'registry unreachable'),
+  });
+  const caching = new CachingInspector(registry, {
+    metrics: createInspectionCacheMetrics(manager.registry),
+    negativeTtlMs: 1_000,
+  });
+  manager.add(
+    new TrustedCaWatch({
+      client,
+      kinds: policyKinds,
+      ...(policyKinds.includes(ImageConfigs)
+        ? { imageConfigs: manager.informers.informerFor<KubeObject>({ type: ImageConfigs }) }
+        : {}),
+      initial: initialCAs,
+      onChange: (certificates) => {
+        registry.setCaCertificates([...flagCAs, ...certificates]);
+        // Answers cached under the old trust may differ under the new one.
+        caching.purge();
+      },
+      clock: manager.clock,
+      logger,
     }),
-    { metrics: createInspectionCacheMetrics(manager.registry), negativeTtlMs: 1_000 },
   );
   return { inspector: caching, purge: () => caching.purge() };
 }

@@ -2,11 +2,14 @@
 // webhook, kube-controller-manager creates workload pods, kube-scheduler places them on kwok nodes of four
 // architectures, and images come from local registries. One file owns the ClusterPodPlacementConfig singleton;
 // its namespaceSelector only selects this file's namespaces, so other test files are never gated.
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import https from 'node:https';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { startLocalRegistry } from '../../../src/devcluster/registry.js';
+import { multiPlatformImage } from '../../../src/devcluster/registry-images.js';
 import { KubeClient, isNotFound } from '../../../src/runtime/index.js';
 import {
   ARCH_LABEL,
@@ -389,7 +392,18 @@ describe('pull secrets', () => {
       `/api/v1/namespaces/${opNs.name}/secrets/pull-secret`,
       pullSecret('pull-secret', opNs.name, JSON.stringify({ auths: {} })),
     );
-    await new Promise((r) => setTimeout(r, 1_000)); // the operator's watch sees the change and purges its cache
+    // The operator sees the change through its watch, which also purges its cache: wait until a pod without a
+    // secret of its own is no longer placed with the global credentials.
+    await eventually(
+      async () => {
+        const name = uniqueName('global-emptied');
+        await createPod(ns2.name, name, [registries.images.PRIV]);
+        const pod = await scheduled(ns2.name, name);
+        if (pod.metadata.labels?.[LABELS.nodeAffinity] !== 'not-set')
+          throw new Error('the global pull secret still grants access');
+      },
+      { timeoutMs: 60_000, what: 'the emptied global pull secret seen by the operator' },
+    );
     await createPod(ns.name, 'with-exact', [registries.images.PRIV], {
       imagePullSecrets: [{ name: 'exact' }],
     });
@@ -482,7 +496,7 @@ describe('image cache', () => {
     await registries.pub.pushImage(
       'cache-test',
       '1',
-      (await import('../../../src/devcluster/registry-images.js')).multiPlatformImage({
+      multiPlatformImage({
         platforms: [{ architecture: 'arm64' }, { architecture: 'amd64' }, { architecture: 'ppc64le' }],
       }),
     );
@@ -576,14 +590,20 @@ describe('PodPlacementConfig', () => {
         },
         { what: 'duplicate priority refused by the validating webhook' },
       );
-      const deletion = await client
-        .request({ method: 'DELETE', path: `${cppcPath}/cluster`, query: { dryRun: 'All' } })
-        .then(
-          () => 'accepted',
-          (err: unknown) => (err instanceof Error ? err.message : String(err)),
-        );
-      expect(deletion).toContain(
-        'cannot delete ClusterPodPlacementConfig while 2 PodPlacementConfig(s) still exist',
+      // The deletion check counts from the operator's watch of PodPlacementConfigs, which may lag the writes.
+      await eventually(
+        async () => {
+          const deletion = await client
+            .request({ method: 'DELETE', path: `${cppcPath}/cluster`, query: { dryRun: 'All' } })
+            .then(
+              () => 'accepted',
+              (err: unknown) => (err instanceof Error ? err.message : String(err)),
+            );
+          expect(deletion).toContain(
+            'cannot delete ClusterPodPlacementConfig while 2 PodPlacementConfig(s) still exist',
+          );
+        },
+        { what: 'the deletion of the cluster config refused while two PodPlacementConfigs exist' },
       );
 
       // Case 15 end to end: the higher priority wins amd64, the cluster config adds arm64.
@@ -631,9 +651,18 @@ describe('registry policy', () => {
       spec: { imageDigestMirrors: [{ source, mirrors: [`${registries.mirror.host}/mirrored`] }] },
     });
     try {
-      await createPod(ns.name, 'mirror-after', [registries.images.MIRRORED]);
-      const pod = await scheduled(ns.name, 'mirror-after');
-      expect(pod.metadata.labels?.[LABELS.nodeAffinity]).toBe('set');
+      // The operator learns of the mirror set through its watch: until then a pod is still inspected without it.
+      const pod = await eventually(
+        async () => {
+          const name = uniqueName('mirror-after');
+          await createPod(ns.name, name, [registries.images.MIRRORED]);
+          const placed = await scheduled(ns.name, name);
+          if (placed.metadata.labels?.[LABELS.nodeAffinity] !== 'set')
+            throw new Error('mirror set not applied yet');
+          return placed;
+        },
+        { timeoutMs: 60_000, what: 'a pod placed through the mirror' },
+      );
       expect(requiredArchValues(pod)).toEqual([[...IMAGE_ARCHS.MIRRORED]]);
       expect(IMAGE_ARCHS.MIRRORED).toContain(archOf(pod));
       expect(
@@ -678,6 +707,76 @@ describe('registry policy', () => {
       expect(warnings.map((e) => e.message).join('\n')).toMatch(/blocked/);
     } finally {
       await req('DELETE', `${imageConfigPath}/cluster`).catch(() => undefined);
+    }
+  });
+});
+
+describe('registry CAs of the cluster (image.config additionalTrustedCA)', () => {
+  const imageConfigPath = '/apis/config.openshift.io/v1/images';
+  const caConfigMaps = '/api/v1/namespaces/openshift-config/configmaps';
+
+  it('trusts a CA the admin adds while the operator runs, and stops when it is no longer named: no restart', async () => {
+    // A registry whose CA the operator was not started with.
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'pp-e2e-ca-'));
+    const own = await startLocalRegistry({ stateDir, auth: 'none' });
+    const configMap = uniqueName('registry-cas');
+    try {
+      await own.pushImage(
+        'ca/app',
+        '1',
+        multiPlatformImage({ platforms: IMAGE_ARCHS.M.map((a) => ({ architecture: a })) }),
+      );
+      const image = `${own.host}/ca/app:1`;
+      const placedWith = async (prefix: string): Promise<TestPod> => {
+        const name = uniqueName(prefix);
+        await createPod(ns.name, name, [image]);
+        return scheduled(ns.name, name);
+      };
+      const untrusted = await placedWith('ca-before');
+      expect(untrusted.metadata.labels?.[LABELS.nodeAffinity]).toBe('not-set');
+
+      await req('POST', '/api/v1/namespaces', { metadata: { name: 'openshift-config' } }).catch(
+        (err: unknown) => {
+          if (!(err instanceof Error && /AlreadyExists|already exists/.test(err.message))) throw err;
+        },
+      );
+      await req('POST', caConfigMaps, {
+        metadata: { name: configMap },
+        data: { [own.host.replace(':', '..')]: own.caCertPem },
+      });
+      await req('POST', imageConfigPath, {
+        apiVersion: 'config.openshift.io/v1',
+        kind: 'Image',
+        metadata: { name: 'cluster' },
+        spec: { additionalTrustedCA: { name: configMap } },
+      });
+      // The image config's change makes the operator re-read the ConfigMap at once, not at its next interval.
+      const trusted = await eventually(
+        async () => {
+          const pod = await placedWith('ca-added');
+          if (pod.metadata.labels?.[LABELS.nodeAffinity] !== 'set') throw new Error('CA not trusted yet');
+          return pod;
+        },
+        { timeoutMs: 45_000, what: 'a pod placed once the registry CA is trusted' },
+      );
+      expect(requiredArchValues(trusted)).toEqual([[...IMAGE_ARCHS.M]]);
+
+      await req('PUT', `${imageConfigPath}/cluster`, {
+        ...(await req<Record<string, unknown>>('GET', `${imageConfigPath}/cluster`)),
+        spec: {},
+      });
+      await eventually(
+        async () => {
+          const pod = await placedWith('ca-removed');
+          if (pod.metadata.labels?.[LABELS.nodeAffinity] !== 'not-set') throw new Error('CA still trusted');
+        },
+        { timeoutMs: 45_000, what: 'a pod no longer placed once the CA is not named' },
+      );
+    } finally {
+      await req('DELETE', `${imageConfigPath}/cluster`).catch(() => undefined);
+      await req('DELETE', `${caConfigMaps}/${configMap}`).catch(() => undefined);
+      await own.stop();
+      rmSync(stateDir, { recursive: true, force: true });
     }
   });
 });
@@ -769,9 +868,9 @@ describe('faults', () => {
 
 describe('teardown', () => {
   it('deleting the ClusterPodPlacementConfig removes the webhook first and leaves no gated pod', async () => {
-    await createPod(ns.name, 'slow-1', ['127.0.0.1:1/slow:1']);
+    const slow = await createPod(ns.name, 'slow-1', ['127.0.0.1:1/slow:1']);
     await createPod(ns.name, 'slow-2', ['127.0.0.1:1/slow:2']);
-    expect((await getPod(ns.name, 'slow-1')).spec.schedulingGates?.[0]?.name).toBe(SCHEDULING_GATE);
+    expect(slow.spec.schedulingGates?.[0]?.name).toBe(SCHEDULING_GATE);
     await req('DELETE', `${cppcPath}/cluster`);
     await eventually(
       async () => {
@@ -809,8 +908,14 @@ describe('teardown', () => {
         n,
       ).toEqual([]);
     }
-    await createPod(ns.name, 'after-teardown', [registries.images.M]);
-    expect((await getPod(ns.name, 'after-teardown')).spec.schedulingGates ?? []).toEqual([]);
+    // The API server drops a deleted webhook configuration from its own cache shortly after the delete.
+    await eventually(
+      async () => {
+        const pod = await createPod(ns.name, uniqueName('after-teardown'), [registries.images.M]);
+        expect(pod.spec.schedulingGates ?? []).toEqual([]);
+      },
+      { what: 'a pod admitted without the gate after the teardown' },
+    );
   });
 });
 

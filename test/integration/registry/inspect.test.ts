@@ -304,6 +304,32 @@ describe('size limits', () => {
   });
 });
 
+describe('registry CA changed while running', () => {
+  it.each(['undici', 'node'] as const)(
+    'over %s: trusts a CA from the next request on, and stops trusting a removed one (no connection kept)',
+    async (httpClient) => {
+      const unreachable: string[] = [];
+      const live = new RegistryInspector({
+        httpClient,
+        retry: { maxRetries: 0 },
+        onUnreachable: (event) => unreachable.push(event.code),
+      });
+      const ref = `${registry.host}/team/oci-index:v1`;
+      try {
+        expect((await failure(live.inspect(ref, { keyring }))).code).toBe('TESSERA_REGISTRY_UNAVAILABLE');
+        expect(unreachable.length).toBeGreaterThan(0);
+        live.setCaCertificates([registry.caCertPem]);
+        expect((await live.inspect(ref, { keyring })).architectures).toContain('s390x');
+        // A pooled keep-alive connection was verified under the old CA: it must not outlive the trust.
+        live.setCaCertificates([]);
+        expect((await failure(live.inspect(ref, { keyring }))).code).toBe('TESSERA_REGISTRY_UNAVAILABLE');
+      } finally {
+        await live.close();
+      }
+    },
+  );
+});
+
 describe('cache in front of the registry', () => {
   it('keeps a cached answer after a re-push, and imagePullPolicy Always (bypass) sees the new image', async () => {
     await registry.pushImage(
