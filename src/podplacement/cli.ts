@@ -85,6 +85,25 @@ export function registerPodPlacementCommands(program: Command): void {
       await runOperatorCommand(opts, { logger, logLevel: settings.level });
     });
 
+  pp.command('release')
+    .description(
+      "remove the operator's scheduling gate from gated pods by hand, without placing them: for when the controller cannot run (refused while it holds its leader Lease, unless --force)",
+    )
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG or ~/.kube/config)')
+    .option('-n, --namespace <ns>', 'release the gated pods of this namespace')
+    .option('-A, --all-namespaces', 'release the gated pods of every namespace')
+    .option('--dry-run', 'show what would be released; change nothing (server-side dry run)')
+    .option('--force', 'release even while the controller holds its leader Lease')
+    .option(
+      '--operator-namespace <ns>',
+      "the controller's namespace (where its leader Lease is)",
+      process.env.POD_NAMESPACE ?? 'openshift-multiarch-tuning-operator',
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { runReleaseCommand } = await import('./release-command.js');
+      process.exitCode = await runReleaseCommand(opts);
+    });
+
   pp.command('explain')
     .description(
       'show what the operator did to a pod (labels, affinity, events, timings) and what it would do to a new pod like it now: images, architectures, affinity (changes nothing)',

@@ -413,6 +413,18 @@ function finishUngate(edit: PodEdit): void {
   edit.event('Normal', EVENT_REASONS.schedGateRemovalSuccess, EVENT_MESSAGES.schedGateRemovalSuccess);
 }
 
+/**
+ * The patch that releases a gated pod by hand (`tessera podplacement release`, for when the controller cannot run):
+ * the operator's gate removed (other gates kept) and the gate label `removed`, nothing placed; carries the pod's
+ * resourceVersion, so a pod changed meanwhile is refused (409) rather than overwritten. Undefined when not gated.
+ */
+export function manualReleasePatch(pod: Pod): PodMergePatch | undefined {
+  if (!hasSchedulingGate(pod)) return undefined;
+  const edit = new PodEdit(pod);
+  edit.ungate();
+  return edit.patch();
+}
+
 /** The whole decision for one gated pod. See the module comment for the guarantees. */
 export function planPlacement(input: PlacementInput): PlacementPlan {
   const { pod, clusterConfig } = input;

@@ -2,11 +2,9 @@
 // placed, with a registry whose CA the cluster trusts through image.config.openshift.io additionalTrustedCA (what
 // the demo sets up), and nothing passed on the command line. Runs on a private API-server-only cluster (the image
 // config is a cluster singleton); the operator runs in this process, the registry is served by this process.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { multiPlatformImage, type Blob, type BuiltImage } from '../../../src/devcluster/registry-images.js';
@@ -19,8 +17,8 @@ import {
 import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import { startFakeServer, type FakeServer } from '../registry/fake-server.js';
+import { runTessera } from './support.js';
 
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const opNs = 'pp-explain-operator';
 const appNs = 'pp-explain-apps';
 
@@ -48,23 +46,6 @@ function serve(repo: string, tag: string, image: BuiltImage): void {
     res.writeHead(200, { 'content-type': blob.mediaType, 'docker-content-digest': blob.digest });
     res.end(req.method === 'HEAD' ? undefined : blob.bytes);
   };
-}
-
-function tessera(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args],
-      {
-        cwd: projectRoot,
-        encoding: 'utf8',
-        timeout: 90_000,
-        env: { ...process.env, KUBECONFIG: cluster?.kubeconfigPath ?? '' },
-      },
-      (err, stdout, stderr) =>
-        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr }),
-    );
-  });
 }
 
 beforeAll(async () => {
@@ -172,7 +153,12 @@ describe('podplacement explain on a pod the operator has placed', () => {
       },
     });
 
-    const run = await tessera('podplacement', 'explain', `${appNs}/${name}`);
+    const run = await runTessera(
+      cluster?.kubeconfigPath ?? '',
+      'podplacement',
+      'explain',
+      `${appNs}/${name}`,
+    );
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const [observed = '', wouldDo = ''] = run.stdout.split('What the operator would do now');

@@ -1,6 +1,6 @@
 // Helpers for the pod placement end-to-end tests: the operator as a separate process (the real API server calls
 // its webhook over HTTPS), a local registry with known single- and multi-architecture images, and waits.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,6 +40,27 @@ export interface OperatorProcessOptions {
 
 /** A currently free loopback port (the one helper, re-exported for these tests). */
 export { freePort } from '../../../src/devcluster/processes.js';
+
+/** Runs the `tessera` CLI (from source) as a user would, against the cluster of `kubeconfigPath` ($KUBECONFIG). */
+export function runTessera(
+  kubeconfigPath: string,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...args],
+      {
+        cwd: projectRoot,
+        encoding: 'utf8',
+        timeout: 90_000,
+        env: { ...process.env, KUBECONFIG: kubeconfigPath },
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : 1, stdout, stderr }),
+    );
+  });
+}
 
 /** Starts `tessera podplacement operator` against the test cluster, reachable by URL on a free port. */
 export function startOperatorProcess(o: OperatorProcessOptions): OperatorProcess {

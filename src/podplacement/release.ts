@@ -1,0 +1,54 @@
+// Pure parts of `tessera podplacement release`: whether the controller is running (from its leader Lease), and the
+// summary of a run. The command releases pods by hand only when nothing else will: a running controller places and
+// releases gated pods itself, and releasing them first would skip their placement.
+import type { LeaseSpec } from '../runtime/index.js';
+
+/** What the controller's leader Lease says about it at `nowMs` (local clock). */
+export type ControllerState =
+  | { readonly running: true; readonly holder: string; readonly renewedAgoMs: number }
+  | {
+      readonly running: false;
+      readonly why: 'no-lease' | 'released' | 'expired';
+      readonly renewedAgoMs?: number;
+    };
+
+/**
+ * Running when a holder renewed the Lease within its duration. The renewal time was written by another host's
+ * clock: a skew of a few seconds only moves when the lease is judged expired, which is what the --force escape is for.
+ */
+export function controllerState(lease: LeaseSpec | undefined, nowMs: number): ControllerState {
+  if (!lease) return { running: false, why: 'no-lease' };
+  const holder = lease.holderIdentity ?? '';
+  if (!holder) return { running: false, why: 'released' };
+  const renewed = Date.parse(lease.renewTime ?? lease.acquireTime ?? '');
+  const durationMs = (lease.leaseDurationSeconds ?? 0) * 1000;
+  if (Number.isNaN(renewed)) return { running: false, why: 'expired' };
+  const renewedAgoMs = Math.max(0, nowMs - renewed);
+  return renewedAgoMs <= durationMs
+    ? { running: true, holder, renewedAgoMs }
+    : { running: false, why: 'expired', renewedAgoMs };
+}
+
+/** One pod's result. */
+export interface ReleaseResult {
+  readonly pod: string;
+  readonly outcome: 'released' | 'would-release' | 'not-gated' | 'failed';
+  readonly error?: string;
+}
+
+/** The lines printed: one per pod released (or that would be) or failed, then a count. */
+export function renderReleaseResults(results: readonly ReleaseResult[], dryRun: boolean): string {
+  const lines: string[] = [];
+  for (const r of results) {
+    if (r.outcome === 'released') lines.push(`released ${r.pod}`);
+    else if (r.outcome === 'would-release') lines.push(`would release ${r.pod} (dry run)`);
+    else if (r.outcome === 'failed') lines.push(`failed ${r.pod}: ${r.error ?? 'unknown error'}`);
+  }
+  const count = (o: ReleaseResult['outcome']): number => results.filter((r) => r.outcome === o).length;
+  const done = dryRun
+    ? `${count('would-release')} pod(s) would be released`
+    : `${count('released')} pod(s) released`;
+  const failed = count('failed');
+  lines.push(failed > 0 ? `${done}, ${failed} failed` : done);
+  return `${lines.join('\n')}\n`;
+}
