@@ -71,6 +71,12 @@ export async function applyDeploy(kubectl: (args: string[]) => Promise<unknown>)
 }
 
 /** Where deploy/nodepool/hosted puts the Node Tuning status writer's identity in the hosted cluster. */
+/** The namespaces deploy/ installs the controllers in. */
+export const DEPLOY_NAMESPACES = {
+  podPlacement: 'openshift-multiarch-tuning-operator',
+  updateStatus: 'tessera-update-status',
+  nodePool: 'tessera-nodepool',
+} as const;
 export const NTO_STATUS_WRITER_NAMESPACE = 'tessera-nto-status';
 
 /**

@@ -30,7 +30,9 @@ import { parseControllerOptions, runUpdateStatusController } from '../../../src/
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
 import {
   DEPLOY,
+  DEPLOY_NAMESPACES,
   applyDeploy,
+  NTO_STATUS_WRITER_NAMESPACE,
   hostedStatusWriterToken,
   prepareOpenShiftLikeCluster,
 } from '../../support/deploy.js';
@@ -46,10 +48,10 @@ import {
 const run = promisify(execFile);
 const IMAGE = 'quay.io/tessera/tessera';
 
-const US_NS = 'tessera-update-status';
-const NP_NS = 'tessera-nodepool';
-const NTO_SA_NS = 'tessera-nto-status';
-const PP_NS = 'openshift-multiarch-tuning-operator';
+const US_NS = DEPLOY_NAMESPACES.updateStatus;
+const NP_NS = DEPLOY_NAMESPACES.nodePool;
+const NTO_SA_NS = NTO_STATUS_WRITER_NAMESPACE;
+const PP_NS = DEPLOY_NAMESPACES.podPlacement;
 const UPDATE_STATUS = `system:serviceaccount:${US_NS}:update-status-controller`;
 const NODEPOOL = `system:serviceaccount:${NP_NS}:nodepool-status-controller`;
 const NTO_WRITER = `system:serviceaccount:${NTO_SA_NS}:nto-status-writer`;

@@ -34,6 +34,7 @@ import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
 import {
   DEPLOY,
+  DEPLOY_NAMESPACES,
   applyDeploy,
   hostedStatusWriterToken,
   prepareOpenShiftLikeCluster,
@@ -43,9 +44,9 @@ import { fixturePath } from '../../support/fixtures.js';
 import { forbiddenLines, tokenKubeConfig } from '../../support/identities.js';
 
 const execFileAsync = promisify(execFile);
-const PP_NS = 'openshift-multiarch-tuning-operator';
-const US_NS = 'tessera-update-status';
-const NP_NS = 'tessera-nodepool';
+const PP_NS = DEPLOY_NAMESPACES.podPlacement;
+const US_NS = DEPLOY_NAMESPACES.updateStatus;
+const NP_NS = DEPLOY_NAMESPACES.nodePool;
 const TENANT_LABEL = 'tessera.dev/container-test';
 /** The oc-upgrade-status case whose ClusterVersion and ClusterOperators the update status controller reads. */
 const US_CASE = '4.15.0-ec2-early';

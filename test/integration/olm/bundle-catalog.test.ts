@@ -9,7 +9,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBinaries, type BinaryPaths } from '../../../src/devcluster/binaries.js';
+import {
+  ensureBinaries,
+  OPERATOR_FRAMEWORK_BINARIES,
+  type BinaryPaths,
+} from '../../../src/devcluster/binaries.js';
 import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
 
 const run = promisify(execFile);
@@ -63,7 +67,7 @@ async function crane(args: string[]): Promise<string> {
 }
 
 beforeAll(async () => {
-  bins = await ensureBinaries(['crane', 'opm', 'olm-validate', 'registry']);
+  bins = await ensureBinaries(['crane', 'registry', ...OPERATOR_FRAMEWORK_BINARIES]);
   work = mkdtempSync(path.join(os.tmpdir(), 'tessera-olm-bundle-'));
   registry = await startLocalRegistry({ stateDir: path.join(work, 'registry'), auth: 'none' });
   env = { ...process.env, SSL_CERT_FILE: registry.caFile };
