@@ -97,7 +97,7 @@ export function registerPodPlacementCommands(program: Command): void {
     .option(
       '--operator-namespace <ns>',
       "the controller's namespace (where its leader Lease is)",
-      process.env.POD_NAMESPACE ?? 'openshift-multiarch-tuning-operator',
+      'openshift-multiarch-tuning-operator',
     )
     .action(async (opts: Record<string, unknown>) => {
       const { runReleaseCommand } = await import('./release-command.js');

@@ -6,6 +6,7 @@ import {
   ApiStatusError,
   KubeClient,
   Leases,
+  MutatingWebhookConfigurations,
   Pods,
   ResourceClient,
   InvalidArgumentError,
@@ -14,9 +15,10 @@ import {
   resourcePath,
   type Lease,
 } from '../runtime/index.js';
-import { DEFAULT_OPERATOR_NAMESPACE, LABELS, LABEL_VALUES, LEADER_ELECTION_ID } from './constants.js';
+import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID, MUTATING_WEBHOOK } from './constants.js';
 import { loadKubeConfig } from './operator-command.js';
 import { manualReleasePatch } from './placement-plan.js';
+import { hasSchedulingGate } from './pod-model.js';
 import type { Pod } from './pod-types.js';
 import { controllerState, renderReleaseResults, type ReleaseResult } from './release.js';
 
@@ -32,6 +34,8 @@ export interface ReleaseOutput {
   stderr: (text: string) => void;
 }
 
+type NamedPod = Pod & { metadata: { name: string } };
+
 /** Runs the command; resolves with the exit code (0 done, 1 a pod failed, 2 refused: the controller is running). */
 export async function runReleaseCommand(
   opts: Record<string, unknown>,
@@ -42,94 +46,164 @@ export async function runReleaseCommand(
 ): Promise<number> {
   const namespace = typeof opts['namespace'] === 'string' ? opts['namespace'] : undefined;
   const all = opts['allNamespaces'] === true;
+  // `-n "$NS"` with NS unset must not mean every namespace.
+  if (namespace === '') throw new InvalidArgumentError('--namespace', 'must not be empty');
   if (all === (namespace !== undefined))
     throw new InvalidArgumentError(
-      '--namespace',
+      '-n/-A',
       'name one namespace with -n NAMESPACE, or every namespace with -A (not both)',
     );
   const dryRun = opts['dryRun'] === true;
   const operatorNamespace =
-    typeof opts['operatorNamespace'] === 'string' ? opts['operatorNamespace'] : DEFAULT_OPERATOR_NAMESPACE;
+    typeof opts['operatorNamespace'] === 'string' && opts['operatorNamespace']
+      ? opts['operatorNamespace']
+      : DEFAULT_OPERATOR_NAMESPACE;
   const client = new KubeClient(loadKubeConfig(opts['kubeconfig']));
-
-  const lease = await readControllerLease(client, operatorNamespace, out);
-  const state = controllerState(lease, Date.now());
-  if (state.running) {
-    const where = `${operatorNamespace}/${LEADER_ELECTION_ID}`;
-    const message =
-      `the pod placement controller is running (Lease ${where} held by ${state.holder}, renewed ` +
-      `${Math.round(state.renewedAgoMs / 1000)} s ago): it places and releases gated pods itself, and releasing ` +
-      'them by hand skips their placement.';
-    if (opts['force'] !== true) {
-      out.stderr(`error: ${message} Pass --force to release them anyway.\n`);
+  try {
+    if (!(await mayRelease(client, operatorNamespace, { dryRun, force: opts['force'] === true }, out)))
       return 2;
-    }
-    out.stderr(`warning: ${message} Releasing anyway (--force).\n`);
-  }
-
-  const pods = new ResourceClient<Pod & { metadata: { name: string } }>(client, Pods);
-  const results: ReleaseResult[] = [];
-  const queue: Pod[] = [];
-  let next: string | undefined;
-  do {
-    const page = await pods.list({
-      namespace,
-      labelSelector: `${LABELS.schedulingGate}=${LABEL_VALUES.gated}`,
-      limit: LIST_PAGE,
-      continue: next,
+    await warnIfStillGating(client, out);
+    const pods = new ResourceClient<NamedPod>(client, Pods);
+    const gated = await listGated(pods, namespace, all);
+    const queue = [...gated];
+    const results: ReleaseResult[] = [];
+    const workers = Array.from({ length: Math.min(RELEASE_CONCURRENCY, queue.length) }, async () => {
+      for (let pod = queue.shift(); pod; pod = queue.shift())
+        results.push(await releaseOne(pods, pod, dryRun));
     });
-    queue.push(...(page.items ?? []));
-    next = page.metadata?.continue || undefined;
-  } while (next);
-
-  const releaseOne = async (pod: Pod): Promise<ReleaseResult> => {
-    const ref = { namespace: pod.metadata?.namespace ?? '', name: pod.metadata?.name ?? '' };
-    const name = `${ref.namespace}/${ref.name}`;
-    let current: Pod = pod;
-    for (let attempt = 1; ; attempt++) {
-      const patch = manualReleasePatch(current);
-      if (!patch) return { pod: name, outcome: 'not-gated' };
-      try {
-        await pods.mergePatch(ref, patch, { dryRun, fieldManager: 'tessera-release' });
-        return { pod: name, outcome: dryRun ? 'would-release' : 'released' };
-      } catch (err) {
-        if (isNotFound(err)) return { pod: name, outcome: 'not-gated' };
-        if (!isConflict(err) || attempt >= CONFLICT_ATTEMPTS)
-          return { pod: name, outcome: 'failed', error: err instanceof Error ? err.message : String(err) };
-        current = await pods.get(ref).catch(() => current);
-      }
-    }
-  };
-  const workers = Array.from({ length: Math.min(RELEASE_CONCURRENCY, queue.length) }, async () => {
-    for (let pod = queue.shift(); pod; pod = queue.shift()) results.push(await releaseOne(pod));
-  });
-  await Promise.all(workers);
-  results.sort((a, b) => a.pod.localeCompare(b.pod));
-  out.stdout(renderReleaseResults(results, dryRun));
-  return results.some((r) => r.outcome === 'failed') ? 1 : 0;
+    await Promise.all(workers);
+    results.sort((a, b) => a.pod.localeCompare(b.pod));
+    out.stdout(renderReleaseResults(results, dryRun));
+    if (results.some((r) => r.outcome === 'failed'))
+      out.stderr('Pods that failed are still gated; fix the cause shown and run the command again.\n');
+    return results.some((r) => r.outcome === 'failed') ? 1 : 0;
+  } finally {
+    await client.close();
+  }
 }
 
-/** The controller's leader Lease; undefined when absent. A caller who may not read it is told, and not stopped. */
-async function readControllerLease(
+/**
+ * Whether to go on, judged by the controller's leader Lease: not while the controller runs (unless forced), since it
+ * places and releases gated pods itself. A dry run only warns.
+ */
+async function mayRelease(
   client: KubeClient,
-  namespace: string,
+  operatorNamespace: string,
+  o: { dryRun: boolean; force: boolean },
   out: ReleaseOutput,
-): Promise<Lease['spec'] | undefined> {
+): Promise<boolean> {
+  const where = `${operatorNamespace}/${LEADER_ELECTION_ID}`;
+  let lease: Lease['spec'] | undefined;
   try {
-    const lease = await client.request<Lease>({
-      method: 'GET',
-      path: resourcePath(Leases, namespace, LEADER_ELECTION_ID),
-    });
-    return lease.spec;
+    lease = (
+      await client.request<Lease>({
+        method: 'GET',
+        path: resourcePath(Leases, operatorNamespace, LEADER_ELECTION_ID),
+      })
+    ).spec;
   } catch (err) {
-    if (isNotFound(err)) return undefined;
+    if (isNotFound(err)) {
+      out.stderr(
+        `note: no controller Lease ${where}; taking the controller as not running ` +
+          '(if it runs in another namespace, pass --operator-namespace).\n',
+      );
+      return true;
+    }
     if (err instanceof ApiStatusError && err.statusCode === 403) {
       out.stderr(
-        `warning: cannot read the controller's Lease ${namespace}/${LEADER_ELECTION_ID} (forbidden), so cannot ` +
-          'tell whether the controller is running; releasing as asked.\n',
+        `warning: cannot read the controller's Lease ${where} (forbidden), so cannot tell whether the controller ` +
+          'is running; releasing as asked.\n',
       );
-      return undefined;
+      return true;
     }
     throw err;
+  }
+  const state = controllerState(lease, Date.now());
+  if (!state.running) return true;
+  const message =
+    `the pod placement controller is running (Lease ${where} held by ${state.holder}, renewed ` +
+    `${Math.round(state.renewedAgoMs / 1000)} s ago): it places and releases gated pods itself, and releasing ` +
+    'them by hand skips their placement.';
+  if (o.dryRun || o.force) {
+    out.stderr(`warning: ${message}${o.dryRun ? '' : ' Releasing anyway (--force).'}\n`);
+    return true;
+  }
+  out.stderr(`error: ${message} Pass --force to release them anyway.\n`);
+  return false;
+}
+
+/** While the gating webhook is registered, new pods keep being gated: say so, and how to stop it. */
+async function warnIfStillGating(client: KubeClient, out: ReleaseOutput): Promise<void> {
+  try {
+    await client.request({
+      method: 'GET',
+      path: resourcePath(MutatingWebhookConfigurations, undefined, MUTATING_WEBHOOK.configurationName),
+    });
+  } catch {
+    return; // absent, or not the caller's to read
+  }
+  out.stderr(
+    `warning: the mutating webhook configuration ${MUTATING_WEBHOOK.configurationName} is still registered, so ` +
+      'new pods keep being gated; to stop that without the operator, delete it (README: "Off switch").\n',
+  );
+}
+
+/**
+ * Every pod carrying the operator's gate, by pages. Not by the gate label: a pod can carry the gate without it (a
+ * manifest re-applied with its gate, a label edited), and those are the pods nothing else releases.
+ */
+async function listGated(
+  pods: ResourceClient<NamedPod>,
+  namespace: string | undefined,
+  all: boolean,
+): Promise<NamedPod[]> {
+  const gated: NamedPod[] = [];
+  let next: string | undefined;
+  try {
+    do {
+      const page = await pods.list({ namespace, limit: LIST_PAGE, continue: next });
+      gated.push(...(page.items ?? []).filter(hasSchedulingGate));
+      next = page.metadata?.continue || undefined;
+    } while (next);
+  } catch (err) {
+    if (all && err instanceof ApiStatusError && err.statusCode === 403)
+      throw new InvalidArgumentError(
+        '--all-namespaces',
+        `you may not list pods in every namespace (${err.message}); name yours with -n NAMESPACE`,
+      );
+    throw err;
+  }
+  return gated;
+}
+
+async function releaseOne(
+  pods: ResourceClient<NamedPod>,
+  pod: NamedPod,
+  dryRun: boolean,
+): Promise<ReleaseResult> {
+  const ref = { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name };
+  const name = `${ref.namespace}/${ref.name}`;
+  const failed = (err: unknown): ReleaseResult => ({
+    pod: name,
+    outcome: 'failed',
+    error: err instanceof Error ? err.message : String(err),
+  });
+  let current: Pod = pod;
+  for (let attempt = 1; ; attempt++) {
+    const patch = manualReleasePatch(current);
+    if (!patch) return { pod: name, outcome: 'not-gated' };
+    try {
+      await pods.mergePatch(ref, patch, { dryRun, fieldManager: 'tessera-release' });
+      return { pod: name, outcome: dryRun ? 'would-release' : 'released' };
+    } catch (err) {
+      if (isNotFound(err)) return { pod: name, outcome: 'not-gated' };
+      if (!isConflict(err) || attempt >= CONFLICT_ATTEMPTS) return failed(err);
+    }
+    // Changed since it was read (409): read it again and decide again.
+    try {
+      current = await pods.get(ref);
+    } catch (err) {
+      return isNotFound(err) ? { pod: name, outcome: 'not-gated' } : failed(err);
+    }
   }
 }

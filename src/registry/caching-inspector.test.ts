@@ -124,6 +124,29 @@ describe('CachingInspector', () => {
     expect(inner.calls).toHaveLength(2);
   });
 
+  it('purge() also drops inspections under way: they answer their callers, but are neither joined nor stored', async () => {
+    const inner = new ScriptedInspector();
+    const gates: (() => void)[] = [];
+    inner.answer = async (image) => {
+      const call = inner.calls.length;
+      await new Promise<void>((r) => gates.push(r));
+      return inspection(image, call === 1 ? ['amd64'] : ['arm64']);
+    };
+    const cache = new CachingInspector(inner, { now: new FakeClock().now });
+    const before = cache.inspect('x'); // started under the old trust
+    await Promise.resolve();
+    cache.purge(); // e.g. a registry CA was removed
+    const after = cache.inspect('x'); // must not join the old inspection
+    await Promise.resolve();
+    expect(inner.calls).toHaveLength(2);
+    for (const open of gates) open();
+    expect((await before).architectures).toEqual(['amd64']);
+    expect((await after).architectures).toEqual(['arm64']);
+    // Only the answer begun after the purge is kept.
+    expect((await cache.inspect('x')).architectures).toEqual(['arm64']);
+    expect(inner.calls).toHaveLength(2);
+  });
+
   it('a caller that gives up does not cancel the shared call nor poison the cache', async () => {
     const inner = new ScriptedInspector();
     let release = (): void => undefined;

@@ -2,7 +2,8 @@
 // `negativeTtlMs` (a cancelled wait is never remembered). The key is (image string, keyring fingerprint), so a
 // pod without some credentials can never see a result obtained with them. Concurrent misses for one key share a
 // single inner call, which runs to completion even if every waiter gives up. `bypassCache` neither reads nor
-// writes. purge() forgets everything (call it when the global pull secret or the registry policy changes).
+// writes. purge() forgets everything, answers under way included (call it when the global pull secret, the registry
+// policy or the trusted CAs change).
 import { LRUCache } from 'lru-cache';
 import { isAbort, RegistryError } from './errors.js';
 import type { ImageInspection, ImageInspector, InspectOptions } from './inspector.js';
@@ -80,6 +81,8 @@ export class CachingInspector implements ImageInspector {
   private readonly entries: LRUCache<string, Entry>;
   /** Inner calls in flight; a key is here only while its call runs and is not in `entries` meanwhile. */
   private readonly inflight = new Map<string, Promise<ImageInspection>>();
+  /** Bumped by purge(): an inspection begun before it answers its own callers but is not stored. */
+  private generation = 0;
   private readonly negativeTtlMs: number;
   private readonly now: () => number;
   private readonly metrics: InspectionCacheMetrics | undefined;
@@ -129,16 +132,20 @@ export class CachingInspector implements ImageInspector {
     let pending = this.inflight.get(key);
     if (pending === undefined) {
       const { signal: _callerSignal, ...shared } = options;
+      const generation = this.generation;
+      const settle = (): boolean => {
+        if (this.inflight.get(key) === pending) this.inflight.delete(key);
+        return generation === this.generation;
+      };
       pending = this.inner.inspect(image, shared).then(
         (value) => {
-          this.inflight.delete(key);
+          if (!settle()) return value;
           this.entries.set(key, { ok: true, value });
           this.metrics?.setCacheSize(this.entries.size);
           return value;
         },
         (error: unknown) => {
-          this.inflight.delete(key);
-          if (this.negativeTtlMs > 0 && !isAbort(error)) {
+          if (settle() && this.negativeTtlMs > 0 && !isAbort(error)) {
             this.entries.set(key, { ok: false, error }, { ttl: this.negativeTtlMs });
             this.metrics?.setCacheSize(this.entries.size);
           }
@@ -159,8 +166,14 @@ export class CachingInspector implements ImageInspector {
     return this.entries.has(CachingInspector.keyOf(image, keyring));
   }
 
-  /** Forgets every entry (in-flight inspections still complete and are stored). */
+  /**
+   * Forgets every entry, and every inspection under way: those still answer the callers waiting on them, but a
+   * later caller starts a new one and their answers are not stored (they may predate the change that caused the
+   * purge: new credentials, policy or trusted CAs).
+   */
   purge(): void {
+    this.generation++;
+    this.inflight.clear();
     this.entries.clear();
     this.metrics?.setCacheSize(0);
   }

@@ -10,6 +10,7 @@ import {
   LABELS,
   LABEL_VALUES,
   LEADER_ELECTION_ID,
+  MUTATING_WEBHOOK,
   SCHEDULING_GATE,
 } from '../../../src/podplacement/constants.js';
 import { KubeClient, microTime } from '../../../src/runtime/index.js';
@@ -91,6 +92,8 @@ beforeAll(async () => {
   await gatedPod(appNs, 'ours', [SCHEDULING_GATE]);
   await gatedPod(appNs, 'ours-and-quota', [OTHER_GATE, SCHEDULING_GATE]);
   await gatedPod(appNs, 'quota-only', [OTHER_GATE], false);
+  // Gated without the label (a manifest re-applied with its gate): nothing else would ever release it.
+  await gatedPod(appNs, 'ours-unlabelled', [SCHEDULING_GATE], false);
   await gatedPod(otherNs, 'elsewhere', [SCHEDULING_GATE]);
 }, 120_000);
 
@@ -108,12 +111,48 @@ describe('tessera podplacement release', () => {
     expect(run.stderr).toContain('pod-placement-controller-7d9f');
     expect(run.stderr).toContain('--force');
     expect((await gatesOf(appNs, 'ours')).gates).toEqual([SCHEDULING_GATE]);
+    // A dry run only warns: it changes nothing anyway.
+    const dry = await release(cluster?.kubeconfigPath ?? '', '-n', appNs, '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.stderr).toContain('warning: the pod placement controller is running');
+    expect(dry.stdout).toContain('3 pod(s) would be released');
   });
 
-  it('needs exactly one of -n and -A', async () => {
+  it('says when it finds no controller Lease, and that the webhook still gates new pods', async () => {
+    await client.request({
+      method: 'POST',
+      path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+      body: { metadata: { name: MUTATING_WEBHOOK.configurationName }, webhooks: [] },
+    });
+    try {
+      const run = await release(
+        cluster?.kubeconfigPath ?? '',
+        '-n',
+        otherNs,
+        '--dry-run',
+        '--operator-namespace',
+        'elsewhere',
+      );
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain('note: no controller Lease elsewhere/');
+      expect(run.stderr).toContain('pass --operator-namespace');
+      expect(run.stderr).toContain(`${MUTATING_WEBHOOK.configurationName} is still registered`);
+    } finally {
+      await client.request({
+        method: 'DELETE',
+        path: `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${MUTATING_WEBHOOK.configurationName}`,
+      });
+    }
+  });
+
+  it('needs exactly one of -n and -A, and an empty -n is not every namespace', async () => {
     const run = await release(cluster?.kubeconfigPath ?? '');
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('name one namespace with -n NAMESPACE, or every namespace with -A');
+    const empty = await release(cluster?.kubeconfigPath ?? '', '-n', '');
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain('invalid value for --namespace: must not be empty');
+    expect((await gatesOf(otherNs, 'elsewhere')).gates).toEqual([SCHEDULING_GATE]);
   });
 
   it('with --dry-run, lists what it would release and changes nothing', async () => {
@@ -122,7 +161,7 @@ describe('tessera podplacement release', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
       `would release ${appNs}/ours (dry run)\nwould release ${appNs}/ours-and-quota (dry run)\n` +
-        '2 pod(s) would be released\n',
+        `would release ${appNs}/ours-unlabelled (dry run)\n3 pod(s) would be released\n`,
     );
     expect((await gatesOf(appNs, 'ours')).gates).toEqual([SCHEDULING_GATE]);
   });
@@ -130,7 +169,10 @@ describe('tessera podplacement release', () => {
   it("removes only the operator's gate, in the namespace named, once the controller's lease expired", async () => {
     const run = await release(cluster?.kubeconfigPath ?? '', '-n', appNs);
     expect(run.code).toBe(0);
-    expect(run.stdout).toBe(`released ${appNs}/ours\nreleased ${appNs}/ours-and-quota\n2 pod(s) released\n`);
+    expect(run.stdout).toBe(
+      `released ${appNs}/ours\nreleased ${appNs}/ours-and-quota\nreleased ${appNs}/ours-unlabelled\n` +
+        '3 pod(s) released\n',
+    );
     expect(await gatesOf(appNs, 'ours')).toEqual({ gates: [], label: LABEL_VALUES.removed });
     // Another controller's gate stays: that pod is still held, by its own owner.
     expect(await gatesOf(appNs, 'ours-and-quota')).toEqual({
@@ -184,6 +226,7 @@ describe('tessera podplacement release', () => {
     const everywhere = await release(kubeconfig, '-A');
     expect(everywhere.code).toBe(1);
     expect(everywhere.stderr).toMatch(/forbidden/i);
+    expect(everywhere.stderr).toContain('name yours with -n NAMESPACE');
     expect((await gatesOf(otherNs, 'elsewhere')).gates).toEqual([SCHEDULING_GATE]);
   });
 });
