@@ -45,6 +45,8 @@ export const LABEL_VALUES = {
 export const ANNOTATIONS = {
   imageInspectError: 'multiarch.openshift.io/image-inspect-error',
   preferredAffinitySources: 'multiarch.openshift.io/preferred-affinity-sources',
+  /** When a pod was released by hand (`tessera podplacement release`), unplaced: RFC 3339 time. Tessera's own. */
+  releasedByHand: 'multiarch.openshift.io/released-by-hand',
 } as const;
 
 /** Label on namespaces excluded by the recommended namespaceSelector. */

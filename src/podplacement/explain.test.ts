@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { clusterConfig, pod } from './builders.js';
-import { ARCH_LABEL, EVENT_RECORDER_COMPONENT, EVENT_REASONS, LABELS, SCHEDULING_GATE } from './constants.js';
+import {
+  ANNOTATIONS,
+  ARCH_LABEL,
+  EVENT_RECORDER_COMPONENT,
+  EVENT_REASONS,
+  LABELS,
+  SCHEDULING_GATE,
+} from './constants.js';
 import {
   assessExplanation,
   observePlacement,
@@ -195,6 +202,18 @@ describe('explain on a pod the operator has placed', () => {
       { reason: EVENT_REASONS.schedGateAdded, firstTimestamp: '2026-01-01T10:00:08Z' },
     ]);
     expect(o.events.map((e) => e.reason)).toEqual([EVENT_REASONS.schedGateAdded, 'Scheduled']);
+  });
+
+  it('tells a pod released by hand (tessera podplacement release) from one the operator released', () => {
+    const placed = placedPod();
+    const released: ObservedPod = {
+      ...placed,
+      metadata: { ...placed.metadata, annotations: { [ANNOTATIONS.releasedByHand]: '2026-01-01T10:05:00Z' } },
+    };
+    expect(renderObservation(observePlacement(released, []))).toContain(
+      'Scheduling gate: removed by hand at 2026-01-01T10:05:00Z (tessera podplacement release): not placed by the operator',
+    );
+    expect(renderObservation(observePlacement(placedPod(), []))).toContain('Scheduling gate: not on the pod');
   });
 
   it('says when the pod has no events left', () => {

@@ -7,6 +7,7 @@ import { decideAdmission } from './admission.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import {
   API_GROUP,
+  ANNOTATIONS,
   ARCH_LABEL,
   EVENT_REASONS,
   LABEL_VALUES,
@@ -338,7 +339,16 @@ function since(from: string | undefined, to: string | undefined, what: string): 
 /** The observation as text: what the operator did to the pod. */
 export function renderObservation(o: Observation): string {
   const lines: string[] = ['What the operator did to this pod:'];
-  lines.push(`  Scheduling gate: ${o.gated ? 'still on (waiting for image inspection)' : 'not on the pod'}`);
+  const byHand = o.annotations[ANNOTATIONS.releasedByHand];
+  lines.push(
+    `  Scheduling gate: ${
+      o.gated
+        ? 'still on (waiting for image inspection)'
+        : byHand
+          ? `removed by hand at ${byHand} (tessera podplacement release): not placed by the operator`
+          : 'not on the pod'
+    }`,
+  );
   if (o.nodeName) lines.push(`  Node: ${o.nodeName}`);
   const labels = Object.entries(o.labels);
   lines.push(labels.length > 0 ? '  Labels:' : "  Labels: none of the operator's");

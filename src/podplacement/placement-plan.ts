@@ -415,13 +415,15 @@ function finishUngate(edit: PodEdit): void {
 
 /**
  * The patch that releases a gated pod by hand (`tessera podplacement release`, for when the controller cannot run):
- * the operator's gate removed (other gates kept) and the gate label `removed`, nothing placed; carries the pod's
+ * the operator's gate removed (other gates kept), the gate label `removed` and the time in the released-by-hand
+ * annotation (so `explain` tells it from the operator's own release), nothing placed; carries the pod's
  * resourceVersion, so a pod changed meanwhile is refused (409) rather than overwritten. Undefined when not gated.
  */
-export function manualReleasePatch(pod: Pod): PodMergePatch | undefined {
+export function manualReleasePatch(pod: Pod, releasedAt: Date): PodMergePatch | undefined {
   if (!hasSchedulingGate(pod)) return undefined;
   const edit = new PodEdit(pod);
   edit.ungate();
+  edit.setAnnotation(ANNOTATIONS.releasedByHand, releasedAt.toISOString().replace(/\.\d{3}Z$/, 'Z'));
   return edit.patch();
 }
 

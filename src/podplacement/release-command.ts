@@ -190,7 +190,7 @@ async function releaseOne(
   });
   let current: Pod = pod;
   for (let attempt = 1; ; attempt++) {
-    const patch = manualReleasePatch(current);
+    const patch = manualReleasePatch(current, new Date());
     if (!patch) return { pod: name, outcome: 'not-gated' };
     try {
       await pods.mergePatch(ref, patch, { dryRun, fieldManager: 'tessera-release' });

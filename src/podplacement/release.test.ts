@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LABELS, LABEL_VALUES, SCHEDULING_GATE } from './constants.js';
+import { ANNOTATIONS, LABELS, LABEL_VALUES, SCHEDULING_GATE } from './constants.js';
 import { manualReleasePatch } from './placement-plan.js';
 import { controllerState, renderReleaseResults } from './release.js';
 
@@ -46,14 +46,20 @@ describe('manualReleasePatch', () => {
   };
 
   it("removes only the operator's gate, marks the pod released, and is refused if the pod changed meanwhile", () => {
-    expect(manualReleasePatch(gated)).toEqual({
-      metadata: { resourceVersion: '42', labels: { [LABELS.schedulingGate]: LABEL_VALUES.removed } },
+    expect(manualReleasePatch(gated, new Date(NOW))).toEqual({
+      metadata: {
+        resourceVersion: '42',
+        labels: { [LABELS.schedulingGate]: LABEL_VALUES.removed },
+        annotations: { [ANNOTATIONS.releasedByHand]: '2026-12-01T12:00:00Z' },
+      },
       spec: { schedulingGates: [{ name: 'example.com/quota' }] },
     });
   });
 
   it('leaves a pod without the gate alone', () => {
-    expect(manualReleasePatch({ ...gated, spec: { ...gated.spec, schedulingGates: [] } })).toBeUndefined();
+    expect(
+      manualReleasePatch({ ...gated, spec: { ...gated.spec, schedulingGates: [] } }, new Date(NOW)),
+    ).toBeUndefined();
   });
 });
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import {
+  ANNOTATIONS,
   LABELS,
   LABEL_VALUES,
   LEADER_ELECTION_ID,
@@ -174,6 +175,14 @@ describe('tessera podplacement release', () => {
         '3 pod(s) released\n',
     );
     expect(await gatesOf(appNs, 'ours')).toEqual({ gates: [], label: LABEL_VALUES.removed });
+    // Marked, so `explain` tells it from the operator's own release.
+    const ours = await client.request<TestPod>({
+      method: 'GET',
+      path: `/api/v1/namespaces/${appNs}/pods/ours`,
+    });
+    expect(Date.parse(ours.metadata.annotations?.[ANNOTATIONS.releasedByHand] ?? '')).toBeGreaterThan(
+      Date.now() - 120_000,
+    );
     // Another controller's gate stays: that pod is still held, by its own owner.
     expect(await gatesOf(appNs, 'ours-and-quota')).toEqual({
       gates: [OTHER_GATE],
