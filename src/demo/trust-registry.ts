@@ -19,7 +19,7 @@ export const DEMO_REGISTRY_CA_CONFIGMAP = 'tessera-demo-registry-ca';
 /**
  * Trusts the demo registry the way an OpenShift cluster trusts a private registry: image.config.openshift.io/cluster
  * spec.additionalTrustedCA names a ConfigMap in openshift-config whose key is the registry host (`host..port`). The
- * operator reads it at start and `podplacement explain` on each run, so both trust the same registries. A plain
+ * operator follows it while it runs and `podplacement explain` reads it on each run, so both trust the same registries. A plain
  * Kubernetes API server gets a stand-in CRD for the image config.
  */
 export async function trustRegistryClusterWide(

@@ -8,7 +8,7 @@ import {
   freePort,
   isAlive,
   isRunning,
-  portsBelowEphemeralRange,
+  freePortRange,
   processStartTicks,
   spawnComponent,
   stopProcess,
@@ -69,12 +69,26 @@ describe('component processes', () => {
 });
 
 describe('freePort', () => {
-  it('chooses below the ephemeral range, where no outgoing connection can take the port before it is bound', () => {
-    expect(portsBelowEphemeralRange({ low: 32_768, high: 60_999 })).toEqual({ low: 20_767, high: 32_767 });
-    expect(portsBelowEphemeralRange({ low: 15_000, high: 60_999 })).toEqual({ low: 10_000, high: 14_999 });
+  it('chooses below the ephemeral range (no outgoing connection takes the port before it is bound) and the NodePort range', () => {
+    for (const ephemeral of [
+      { low: 32_768, high: 60_999 }, // Linux's default
+      { low: 15_000, high: 60_999 },
+      { low: 49_152, high: 65_535 }, // IANA's
+    ]) {
+      const range = freePortRange(ephemeral);
+      expect(range, JSON.stringify(ephemeral)).toBeDefined();
+      expect(range?.high).toBeLessThan(Math.min(ephemeral.low, 30_000));
+      expect(range?.low).toBeGreaterThanOrEqual(10_000);
+      expect((range?.high ?? 0) - (range?.low ?? 0)).toBeGreaterThanOrEqual(1_000);
+    }
     // No room below it: the kernel chooses.
-    expect(portsBelowEphemeralRange({ low: 1_024, high: 65_535 })).toBeUndefined();
-    expect(portsBelowEphemeralRange(undefined)).toBeUndefined();
+    expect(freePortRange({ low: 1_024, high: 65_535 })).toBeUndefined();
+    expect(freePortRange(undefined)).toBeUndefined();
+  });
+
+  it('never hands out the same port twice in a process, even before any is bound', async () => {
+    const ports = await Promise.all(Array.from({ length: 200 }, () => freePort()));
+    expect(new Set(ports).size).toBe(200);
   });
 
   it('hands out a port that can be bound on loopback', async () => {

@@ -159,28 +159,44 @@ export async function waitUntilHealthy(
   }
 }
 
-/** A free TCP port on 127.0.0.1, outside the ephemeral range where the system allows (portsBelowEphemeralRange). */
+/** A free TCP port on 127.0.0.1, outside the ephemeral range where the system allows (freePortRange). */
 export async function freePort(): Promise<number> {
-  const range = portsBelowEphemeralRange(readEphemeralRange());
+  const range = freePortRange(readEphemeralRange());
   if (range) {
     for (let attempt = 0; attempt < 64; attempt++) {
       const port = range.low + randomInt(range.high - range.low + 1);
+      // Callers often take several ports before binding any: never hand out the same one twice (reserved before the
+      // check, so concurrent calls cannot both take it).
+      if (handedOut.has(port)) continue;
+      remember(port);
       if (await canListen(port)) return port;
+      handedOut.delete(port);
     }
   }
-  return listen(0);
+  return remember(await listen(0));
+}
+
+/** Ports freePort handed out recently in this process (the newest HANDED_OUT_KEPT). */
+const handedOut = new Set<number>();
+const HANDED_OUT_KEPT = 4_096;
+
+function remember(port: number): number {
+  handedOut.add(port);
+  if (handedOut.size > HANDED_OUT_KEPT) handedOut.delete(handedOut.values().next().value as number);
+  return port;
 }
 
 /**
  * Where freePort chooses: below the kernel's ephemeral range, which outgoing connections draw their local ports
- * from, so none of them can take a chosen port before its process binds it (or while it restarts). Undefined when
- * the range leaves no room (then the kernel chooses). Pure.
+ * from, so none of them can take a chosen port before its process binds it (or while it restarts), and below the
+ * NodePort range. Undefined when the range leaves no room (then the kernel chooses). Pure.
  */
-export function portsBelowEphemeralRange(
+export function freePortRange(
   ephemeral: { low: number; high: number } | undefined,
 ): { low: number; high: number } | undefined {
   if (!ephemeral) return undefined;
-  const high = ephemeral.low - 1;
+  // Below Kubernetes' default NodePort range (30000-32767) too, which kube-proxy may hold on a real node.
+  const high = Math.min(ephemeral.low - 1, 29_999);
   const low = Math.max(10_000, high - 12_000);
   return high - low >= 1_000 ? { low, high } : undefined;
 }

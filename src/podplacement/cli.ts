@@ -96,8 +96,7 @@ export function registerPodPlacementCommands(program: Command): void {
     .option('--force', 'release even while the controller holds its leader Lease')
     .option(
       '--operator-namespace <ns>',
-      "the controller's namespace (where its leader Lease is)",
-      'openshift-multiarch-tuning-operator',
+      "the controller's namespace, where its leader Lease is (default: openshift-multiarch-tuning-operator)",
     )
     .action(async (opts: Record<string, unknown>) => {
       const { runReleaseCommand } = await import('./release-command.js');

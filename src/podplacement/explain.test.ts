@@ -205,14 +205,22 @@ describe('explain on a pod the operator has placed', () => {
   });
 
   it('tells a pod released by hand (tessera podplacement release) from one the operator released', () => {
-    const placed = placedPod();
-    const released: ObservedPod = {
-      ...placed,
-      metadata: { ...placed.metadata, annotations: { [ANNOTATIONS.releasedByHand]: '2026-01-01T10:05:00Z' } },
-    };
-    expect(renderObservation(observePlacement(released, []))).toContain(
+    // Gated by the webhook, never processed (controller down), then released by the command: no affinity written.
+    const built = pod('web-2', 'apps')
+      .withImages('r/m:1')
+      .withLabels({ app: 'web', [LABELS.schedulingGate]: 'removed' })
+      .withAnnotations({ [ANNOTATIONS.releasedByHand]: '2026-01-01T10:05:00Z' })
+      .withNodeName('node-a')
+      .build();
+    const text = renderObservation(
+      observePlacement(built, [
+        { reason: EVENT_REASONS.schedGateAdded, type: 'Normal', firstTimestamp: '2026-01-01T10:00:01Z' },
+      ]),
+    );
+    expect(text).toContain(
       'Scheduling gate: removed by hand at 2026-01-01T10:05:00Z (tessera podplacement release): not placed by the operator',
     );
+    expect(text).toContain('Required node affinity now: none');
     expect(renderObservation(observePlacement(placedPod(), []))).toContain('Scheduling gate: not on the pod');
   });
 

@@ -31,6 +31,7 @@ import {
   type IgnoreReason,
 } from './pod-model.js';
 import type { NodeSelectorRequirement, NodeSelectorTerm, Pod, PreferredSchedulingTerm } from './pod-types.js';
+import { metaTime } from '../runtime/light.js';
 
 /**
  * Why an inspection failed, for the retry decision: `transient` (timeouts, 429, 5xx, connection failures; retried
@@ -423,7 +424,7 @@ export function manualReleasePatch(pod: Pod, releasedAt: Date): PodMergePatch | 
   if (!hasSchedulingGate(pod)) return undefined;
   const edit = new PodEdit(pod);
   edit.ungate();
-  edit.setAnnotation(ANNOTATIONS.releasedByHand, releasedAt.toISOString().replace(/\.\d{3}Z$/, 'Z'));
+  edit.setAnnotation(ANNOTATIONS.releasedByHand, metaTime(releasedAt));
   return edit.patch();
 }
 

@@ -2,7 +2,8 @@
 // cluster serves on every add/update/delete, and calls onChange only when the result differs, so the caller purges
 // its inspection cache exactly when inspections could now answer differently. current() is always the latest
 // policy (empty until the informers deliver). discoverPolicyKinds() asks the API server once which kinds exist.
-// TrustedCaWatch keeps the cluster's registry CA certificates (additionalTrustedCA) current the same way.
+// TrustedCaWatch keeps the cluster's registry CA certificates (additionalTrustedCA) current: by polling the ConfigMap by
+// name (the operator may only `get` it), and at once when the image config changes.
 import type {
   Clock,
   KubeClient,
@@ -13,7 +14,7 @@ import type {
   Runnable,
 } from '../runtime/index.js';
 import { ConfigMaps, isNotFound, resourcePath } from '../runtime/index.js';
-import type { RegistryPolicy } from '../registry/index.js';
+import { sameCaCertificates, type RegistryPolicy } from '../registry/index.js';
 import {
   ADDITIONAL_TRUSTED_CA_NAMESPACE,
   IMAGE_CONFIG_NAME,
@@ -296,10 +297,7 @@ export class TrustedCaWatch implements Runnable {
     this.held = read;
     if (JSON.stringify(read) === JSON.stringify(before)) return;
     reportTrustedCaRead(read, this.o.logger);
-    const certificatesChanged =
-      read.certificates.length !== before.certificates.length ||
-      read.certificates.some((c, i) => c !== before.certificates[i]);
-    if (!certificatesChanged) return;
+    if (sameCaCertificates(read.certificates, before.certificates)) return;
     this.o.logger.info(
       { configMap: read.configMap ?? before.configMap, certificates: read.certificates.length },
       'registry CAs (additionalTrustedCA) changed; trusted from the next inspection on',

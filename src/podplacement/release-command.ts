@@ -13,15 +13,26 @@ import {
   isConflict,
   isNotFound,
   resourcePath,
+  TesseraError,
   type Lease,
+  type LeaseSpec,
 } from '../runtime/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID, MUTATING_WEBHOOK } from './constants.js';
 import { loadKubeConfig } from './operator-command.js';
 import { manualReleasePatch } from './placement-plan.js';
 import { hasSchedulingGate } from './pod-model.js';
 import type { Pod } from './pod-types.js';
-import { controllerState, renderReleaseResults, type ReleaseResult } from './release.js';
+import {
+  controllerState,
+  leaseConfirmMs,
+  leaseRenewed,
+  renderReleaseResults,
+  type ReleaseResult,
+} from './release.js';
 
+/** How often an apparently expired Lease is re-read while confirming it. */
+const LEASE_POLL_MS = 500;
 /** Pods patched at once. */
 const RELEASE_CONCURRENCY = 8;
 /** Pods listed per page. */
@@ -35,6 +46,13 @@ export interface ReleaseOutput {
 }
 
 type NamedPod = Pod & { metadata: { name: string } };
+
+/** The caller may not do what the command needs (e.g. list pods in every namespace). */
+export class ReleaseForbiddenError extends TesseraError<'TESSERA_PODPLACEMENT_RELEASE_FORBIDDEN'> {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('TESSERA_PODPLACEMENT_RELEASE_FORBIDDEN', message, options);
+  }
+}
 
 /** Runs the command; resolves with the exit code (0 done, 1 a pod failed, 2 refused: the controller is running). */
 export async function runReleaseCommand(
@@ -72,7 +90,7 @@ export async function runReleaseCommand(
         results.push(await releaseOne(pods, pod, dryRun));
     });
     await Promise.all(workers);
-    results.sort((a, b) => a.pod.localeCompare(b.pod));
+    results.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
     out.stdout(renderReleaseResults(results, dryRun));
     if (results.some((r) => r.outcome === 'failed'))
       out.stderr('Pods that failed are still gated; fix the cause shown and run the command again.\n');
@@ -93,14 +111,16 @@ async function mayRelease(
   out: ReleaseOutput,
 ): Promise<boolean> {
   const where = `${operatorNamespace}/${LEADER_ELECTION_ID}`;
-  let lease: Lease['spec'] | undefined;
-  try {
-    lease = (
+  const readLease = async (): Promise<LeaseSpec | undefined> =>
+    (
       await client.request<Lease>({
         method: 'GET',
         path: resourcePath(Leases, operatorNamespace, LEADER_ELECTION_ID),
       })
     ).spec;
+  let lease: LeaseSpec | undefined;
+  try {
+    lease = await readLease();
   } catch (err) {
     if (isNotFound(err)) {
       out.stderr(
@@ -118,12 +138,30 @@ async function mayRelease(
     }
     throw err;
   }
-  const state = controllerState(lease, Date.now());
+  let state = controllerState(lease, Date.now());
+  if (!state.running && state.why === 'expired' && lease) {
+    // The renewal time is the holder's clock, not ours: believe "expired" only once the record stays unchanged for
+    // a lease duration, as a candidate for the lease would (runtime/lease-decision.ts).
+    const confirmMs = leaseConfirmMs(lease);
+    out.stderr(
+      `checking that the controller no longer renews its Lease ${where} (${confirmMs / 1000} s)...\n`,
+    );
+    for (const deadline = Date.now() + confirmMs; Date.now() < deadline;) {
+      await sleep(Math.min(LEASE_POLL_MS, Math.max(0, deadline - Date.now())));
+      const now = await readLease().catch((err: unknown) => (isNotFound(err) ? undefined : lease));
+      if (leaseRenewed(lease, now)) {
+        state = now?.holderIdentity
+          ? { running: true, holder: now.holderIdentity, renewedAgoMs: 0 }
+          : { running: false, why: 'released' };
+        break;
+      }
+    }
+  }
   if (!state.running) return true;
   const message =
     `the pod placement controller is running (Lease ${where} held by ${state.holder}, renewed ` +
-    `${Math.round(state.renewedAgoMs / 1000)} s ago): it places and releases gated pods itself, and releasing ` +
-    'them by hand skips their placement.';
+    `${state.renewedAgoMs === 0 ? 'just now' : `${Math.round(state.renewedAgoMs / 1000)} s ago`}): it places and ` +
+    'releases gated pods itself, and releasing them by hand skips their placement.';
   if (o.dryRun || o.force) {
     out.stderr(`warning: ${message}${o.dryRun ? '' : ' Releasing anyway (--force).'}\n`);
     return true;
@@ -167,9 +205,9 @@ async function listGated(
     } while (next);
   } catch (err) {
     if (all && err instanceof ApiStatusError && err.statusCode === 403)
-      throw new InvalidArgumentError(
-        '--all-namespaces',
-        `you may not list pods in every namespace (${err.message}); name yours with -n NAMESPACE`,
+      throw new ReleaseForbiddenError(
+        `you may not list pods in every namespace (${err.message}); name one you may with -n NAMESPACE`,
+        { cause: err },
       );
     throw err;
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ANNOTATIONS, LABELS, LABEL_VALUES, SCHEDULING_GATE } from './constants.js';
 import { manualReleasePatch } from './placement-plan.js';
-import { controllerState, renderReleaseResults } from './release.js';
+import { controllerState, leaseConfirmMs, leaseRenewed, renderReleaseResults } from './release.js';
 
 const NOW = Date.UTC(2026, 11, 1, 12, 0, 0);
 const at = (msAgo: number): string => new Date(NOW - msAgo).toISOString();
@@ -28,6 +28,23 @@ describe('controllerState: is the controller running, by its leader Lease', () =
       running: false,
       why: 'expired',
     });
+  });
+});
+
+describe('confirming an apparently expired Lease', () => {
+  const lease = { holderIdentity: 'a', renewTime: at(60_000), leaseDurationSeconds: 15, leaseTransitions: 2 };
+
+  it('a changed record means a live holder, whatever the timestamps say', () => {
+    expect(leaseRenewed(lease, { ...lease })).toBe(false);
+    expect(leaseRenewed(lease, { ...lease, renewTime: at(59_000) })).toBe(true);
+    expect(leaseRenewed(lease, { ...lease, holderIdentity: 'b', leaseTransitions: 3 })).toBe(true);
+    expect(leaseRenewed(lease, undefined)).toBe(true);
+  });
+
+  it('is watched for one lease duration, between 1 s and a minute', () => {
+    expect(leaseConfirmMs(lease)).toBe(15_000);
+    expect(leaseConfirmMs({ ...lease, leaseDurationSeconds: 0 })).toBe(1_000);
+    expect(leaseConfirmMs({ ...lease, leaseDurationSeconds: 137 })).toBe(60_000);
   });
 });
 

@@ -1,7 +1,7 @@
 // Pure parts of `tessera podplacement release`: whether the controller is running (from its leader Lease), and the
 // summary of a run. The command releases pods by hand only when nothing else will: a running controller places and
 // releases gated pods itself, and releasing them first would skip their placement.
-import type { LeaseSpec } from '../runtime/index.js';
+import { fingerprintOf, type LeaseSpec } from '../runtime/index.js';
 
 /** What the controller's leader Lease says about it at `nowMs` (local clock). */
 export type ControllerState =
@@ -13,8 +13,10 @@ export type ControllerState =
     };
 
 /**
- * Running when a holder renewed the Lease within its duration. The renewal time was written by another host's
- * clock: a skew of a few seconds only moves when the lease is judged expired, which is what the --force escape is for.
+ * Running when a holder renewed the Lease within its duration, by this host's clock. The renewal time was written by
+ * the holder's clock, so `expired` is only a first look: confirm it with leaseRenewed over one lease duration (a
+ * clock running ahead here would otherwise take a live controller for a dead one). A clock running behind can make
+ * a dead controller look alive: that is what --force is for.
  */
 export function controllerState(lease: LeaseSpec | undefined, nowMs: number): ControllerState {
   if (!lease) return { running: false, why: 'no-lease' };
@@ -27,6 +29,16 @@ export function controllerState(lease: LeaseSpec | undefined, nowMs: number): Co
   return renewedAgoMs <= durationMs
     ? { running: true, holder, renewedAgoMs }
     : { running: false, why: 'expired', renewedAgoMs };
+}
+
+/** Whether the Lease record changed between two reads (renewed or taken over): its holder is alive. */
+export function leaseRenewed(before: LeaseSpec | undefined, after: LeaseSpec | undefined): boolean {
+  return fingerprintOf(before) !== fingerprintOf(after);
+}
+
+/** How long to watch a Lease that looks expired before believing it: its duration, at most a minute. */
+export function leaseConfirmMs(lease: LeaseSpec): number {
+  return Math.min(60_000, Math.max(1_000, (lease.leaseDurationSeconds ?? 15) * 1000));
 }
 
 /** One pod's result. */

@@ -44,7 +44,7 @@ export {
   type ImagePlatform,
   type SkippedEntries,
 } from './platforms.js';
-export type { UnreachableEvent } from './transport.js';
+export { sameCaCertificates, type UnreachableEvent } from './transport.js';
 export { formatReference, parseImageReference, type ImageReference } from './reference.js';
 export { isAbort, RegistryError, type RegistryErrorCode } from './errors.js';
 export { classifyRegistryFailure, type RegistryFailureClass } from './failure-class.js';

@@ -142,6 +142,11 @@ function redactedUrl(url: URL): string {
   return `${url.origin}${url.pathname}`;
 }
 
+/** Whether two CA certificate lists are the same, in the same order (trust stores are built in that order). */
+export function sameCaCertificates(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((c, i) => c === b[i]);
+}
+
 export class RegistryTransport {
   private exchange: Promise<HttpExchange> | undefined;
   private exchangeOptions: ExchangeOptions;
@@ -410,8 +415,7 @@ export class RegistryTransport {
    * longest attempt could have ended. No-op when the list is unchanged.
    */
   setCaCertificates(caCertificates: readonly string[]): void {
-    const current = this.exchangeOptions.caCertificates;
-    if (caCertificates.length === current.length && caCertificates.every((c, i) => c === current[i])) return;
+    if (sameCaCertificates(caCertificates, this.exchangeOptions.caCertificates)) return;
     this.exchangeOptions = { ...this.exchangeOptions, caCertificates: [...caCertificates] };
     const old = this.exchange;
     this.exchange = undefined;

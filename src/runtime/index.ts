@@ -140,6 +140,7 @@ export {
 } from './leader-election.js';
 export {
   decideLease,
+  fingerprintOf,
   microTime,
   type LeaseSpec,
   type LeaseDecision,

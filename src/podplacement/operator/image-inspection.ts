@@ -72,22 +72,22 @@ export async function createImageInspection(
     metrics: createInspectionCacheMetrics(manager.registry),
     negativeTtlMs: 1_000,
   });
-  manager.add(
-    new TrustedCaWatch({
-      client,
-      kinds: policyKinds,
-      ...(policyKinds.includes(ImageConfigs)
-        ? { imageConfigs: manager.informers.informerFor<KubeObject>({ type: ImageConfigs }) }
-        : {}),
-      initial: initialCAs,
-      onChange: (certificates) => {
-        registry.setCaCertificates([...flagCAs, ...certificates]);
-        // Answers cached under the old trust may differ under the new one.
-        caching.purge();
-      },
-      clock: manager.clock,
-      logger,
-    }),
-  );
+  // Without the image config kind (plain Kubernetes) there is no additionalTrustedCA to follow.
+  if (policyKinds.includes(ImageConfigs))
+    manager.add(
+      new TrustedCaWatch({
+        client,
+        kinds: policyKinds,
+        imageConfigs: manager.informers.informerFor<KubeObject>({ type: ImageConfigs }),
+        initial: initialCAs,
+        onChange: (certificates) => {
+          registry.setCaCertificates([...flagCAs, ...certificates]);
+          // Answers cached under the old trust may differ under the new one.
+          caching.purge();
+        },
+        clock: manager.clock,
+        logger,
+      }),
+    );
   return { inspector: caching, purge: () => caching.purge() };
 }

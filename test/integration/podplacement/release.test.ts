@@ -67,8 +67,8 @@ async function namespace(name: string): Promise<void> {
   });
 }
 
-/** The controller's leader Lease, renewed `agoMs` ago by `holder`. */
-async function lease(holder: string, agoMs: number): Promise<void> {
+/** The controller's leader Lease, renewed `agoMs` ago (by the holder's clock) by `holder`. */
+async function lease(holder: string, agoMs: number, durationSeconds = 15): Promise<void> {
   const path_ = `/apis/coordination.k8s.io/v1/namespaces/${opNs}/leases`;
   await client.request({ method: 'DELETE', path: `${path_}/${LEADER_ELECTION_ID}` }).catch(() => undefined);
   const renewTime = microTime(Date.now() - agoMs);
@@ -77,7 +77,12 @@ async function lease(holder: string, agoMs: number): Promise<void> {
     path: path_,
     body: {
       metadata: { name: LEADER_ELECTION_ID },
-      spec: { holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: renewTime, renewTime },
+      spec: {
+        holderIdentity: holder,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: renewTime,
+        renewTime,
+      },
     },
   });
 }
@@ -119,6 +124,34 @@ describe('tessera podplacement release', () => {
     expect(dry.stdout).toContain('3 pod(s) would be released');
   });
 
+  it('refuses when the Lease only looks expired (clocks apart) but the controller still renews it', async () => {
+    // Written with a renewal time a minute old, as a holder whose clock is behind ours would; renewed meanwhile.
+    await lease('pod-placement-controller-7d9f', 60_000, 5);
+    const leasePath = `/apis/coordination.k8s.io/v1/namespaces/${opNs}/leases/${LEADER_ELECTION_ID}`;
+    let renewing = true;
+    const renewals = (async () => {
+      for (let i = 1; renewing; i++) {
+        await new Promise((r) => setTimeout(r, 300));
+        await client.request({
+          method: 'PATCH',
+          path: leasePath,
+          body: { spec: { renewTime: microTime(Date.now() - 60_000 + i * 300) } },
+          contentType: 'application/merge-patch+json',
+        });
+      }
+    })();
+    try {
+      const run = await release(cluster?.kubeconfigPath ?? '', '-n', appNs);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('checking that the controller no longer renews its Lease');
+      expect(run.stderr).toContain('renewed just now');
+    } finally {
+      renewing = false;
+      await renewals;
+    }
+    expect((await gatesOf(appNs, 'ours')).gates).toEqual([SCHEDULING_GATE]);
+  });
+
   it('says when it finds no controller Lease, and that the webhook still gates new pods', async () => {
     await client.request({
       method: 'POST',
@@ -157,7 +190,8 @@ describe('tessera podplacement release', () => {
   });
 
   it('with --dry-run, lists what it would release and changes nothing', async () => {
-    await lease('pod-placement-controller-7d9f', 60_000); // expired: the controller is gone
+    // Not renewed for a minute, and still not while the command watches it (1 s here): the controller is gone.
+    await lease('pod-placement-controller-7d9f', 60_000, 1);
     const run = await release(cluster?.kubeconfigPath ?? '', '-n', appNs, '--dry-run');
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
@@ -168,7 +202,9 @@ describe('tessera podplacement release', () => {
   });
 
   it("removes only the operator's gate, in the namespace named, once the controller's lease expired", async () => {
+    const before = Date.now() - 1_000; // the annotation has whole seconds
     const run = await release(cluster?.kubeconfigPath ?? '', '-n', appNs);
+    const after = Date.now();
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(
       `released ${appNs}/ours\nreleased ${appNs}/ours-and-quota\nreleased ${appNs}/ours-unlabelled\n` +
@@ -180,9 +216,9 @@ describe('tessera podplacement release', () => {
       method: 'GET',
       path: `/api/v1/namespaces/${appNs}/pods/ours`,
     });
-    expect(Date.parse(ours.metadata.annotations?.[ANNOTATIONS.releasedByHand] ?? '')).toBeGreaterThan(
-      Date.now() - 120_000,
-    );
+    const releasedAt = Date.parse(ours.metadata.annotations?.[ANNOTATIONS.releasedByHand] ?? '');
+    expect(releasedAt).toBeGreaterThanOrEqual(before);
+    expect(releasedAt).toBeLessThanOrEqual(after);
     // Another controller's gate stays: that pod is still held, by its own owner.
     expect(await gatesOf(appNs, 'ours-and-quota')).toEqual({
       gates: [OTHER_GATE],
@@ -235,7 +271,7 @@ describe('tessera podplacement release', () => {
     const everywhere = await release(kubeconfig, '-A');
     expect(everywhere.code).toBe(1);
     expect(everywhere.stderr).toMatch(/forbidden/i);
-    expect(everywhere.stderr).toContain('name yours with -n NAMESPACE');
+    expect(everywhere.stderr).toContain('name one you may with -n NAMESPACE');
     expect((await gatesOf(otherNs, 'elsewhere')).gates).toEqual([SCHEDULING_GATE]);
   });
 });
