@@ -92,6 +92,7 @@ export function registerPodPlacementCommands(program: Command): void {
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG or ~/.kube/config)')
     .option('-n, --namespace <ns>', 'release the gated pods of this namespace')
     .option('-A, --all-namespaces', 'release the gated pods of every namespace')
+    .option('-l, --selector <selector>', 'only pods matching this label selector (e.g. app=web)')
     .option('--dry-run', 'show what would be released; change nothing (server-side dry run)')
     .option('--force', 'release even while the controller holds its leader Lease')
     .option(

@@ -82,7 +82,9 @@ export async function runReleaseCommand(
       return 2;
     await warnIfStillGating(client, out);
     const pods = new ResourceClient<NamedPod>(client, Pods);
-    const gated = await listGated(pods, namespace, all);
+    const labelSelector =
+      typeof opts['selector'] === 'string' && opts['selector'] ? opts['selector'] : undefined;
+    const gated = await listGated(pods, { namespace, all, labelSelector });
     const queue = [...gated];
     const results: ReleaseResult[] = [];
     const workers = Array.from({ length: Math.min(RELEASE_CONCURRENCY, queue.length) }, async () => {
@@ -187,19 +189,26 @@ async function warnIfStillGating(client: KubeClient, out: ReleaseOutput): Promis
 }
 
 /**
- * Every pod carrying the operator's gate, by pages. Not by the gate label: a pod can carry the gate without it (a
- * manifest re-applied with its gate, a label edited), and those are the pods nothing else releases.
+ * Every pod carrying the operator's gate (and matching `labelSelector`), by pages. Not by the gate label: a pod can
+ * carry the gate without it (a manifest re-applied with its gate, a label edited), and those are the pods nothing
+ * else releases. Only unscheduled pods are listed (a gated pod has no node): the API server filters, not this client.
  */
 async function listGated(
   pods: ResourceClient<NamedPod>,
-  namespace: string | undefined,
-  all: boolean,
+  scope: { namespace: string | undefined; all: boolean; labelSelector: string | undefined },
 ): Promise<NamedPod[]> {
+  const { namespace, all, labelSelector } = scope;
   const gated: NamedPod[] = [];
   let next: string | undefined;
   try {
     do {
-      const page = await pods.list({ namespace, limit: LIST_PAGE, continue: next });
+      const page = await pods.list({
+        namespace,
+        labelSelector,
+        fieldSelector: 'spec.nodeName=',
+        limit: LIST_PAGE,
+        continue: next,
+      });
       gated.push(...(page.items ?? []).filter(hasSchedulingGate));
       next = page.metadata?.continue || undefined;
     } while (next);

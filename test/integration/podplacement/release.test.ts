@@ -201,6 +201,24 @@ describe('tessera podplacement release', () => {
     expect((await gatesOf(appNs, 'ours')).gates).toEqual([SCHEDULING_GATE]);
   });
 
+  it("takes a label selector as kubectl does, and passes on the API server's refusal of a bad one", async () => {
+    const selected = await release(
+      cluster?.kubeconfigPath ?? '',
+      '-n',
+      appNs,
+      '-l',
+      `${LABELS.schedulingGate}=${LABEL_VALUES.gated}`,
+      '--dry-run',
+    );
+    expect(selected.stdout).toBe(
+      `would release ${appNs}/ours (dry run)\nwould release ${appNs}/ours-and-quota (dry run)\n` +
+        '2 pod(s) would be released\n',
+    );
+    const bad = await release(cluster?.kubeconfigPath ?? '', '-n', appNs, '-l', 'app in (', '--dry-run');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/unable to parse requirement|found '\(', expected/);
+  });
+
   it("removes only the operator's gate, in the namespace named, once the controller's lease expired", async () => {
     const before = Date.now() - 1_000; // the annotation has whole seconds
     const run = await release(cluster?.kubeconfigPath ?? '', '-n', appNs);
