@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { DevClusterError } from './errors.js';
 import {
   freePort,
+  freePortRange,
   isAlive,
   isRunning,
-  freePortRange,
   processStartTicks,
   spawnComponent,
   stopProcess,

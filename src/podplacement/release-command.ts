@@ -12,7 +12,6 @@ import {
   InvalidArgumentError,
   isConflict,
   isNotFound,
-  resourcePath,
   TesseraError,
   type Lease,
   type LeaseSpec,
@@ -84,8 +83,7 @@ export async function runReleaseCommand(
     const pods = new ResourceClient<NamedPod>(client, Pods);
     const labelSelector =
       typeof opts['selector'] === 'string' && opts['selector'] ? opts['selector'] : undefined;
-    const gated = await listGated(pods, { namespace, all, labelSelector });
-    const queue = [...gated];
+    const queue = await listGated(pods, { namespace, all, labelSelector });
     const results: ReleaseResult[] = [];
     const workers = Array.from({ length: Math.min(RELEASE_CONCURRENCY, queue.length) }, async () => {
       for (let pod = queue.shift(); pod; pod = queue.shift())
@@ -94,9 +92,9 @@ export async function runReleaseCommand(
     await Promise.all(workers);
     results.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
     out.stdout(renderReleaseResults(results, dryRun));
-    if (results.some((r) => r.outcome === 'failed'))
-      out.stderr('Pods that failed are still gated; fix the cause shown and run the command again.\n');
-    return results.some((r) => r.outcome === 'failed') ? 1 : 0;
+    if (!results.some((r) => r.outcome === 'failed')) return 0;
+    out.stderr('Pods that failed are still gated; fix the cause shown and run the command again.\n');
+    return 1;
   } finally {
     await client.close();
   }
@@ -113,13 +111,9 @@ async function mayRelease(
   out: ReleaseOutput,
 ): Promise<boolean> {
   const where = `${operatorNamespace}/${LEADER_ELECTION_ID}`;
+  const leases = new ResourceClient<Lease>(client, Leases);
   const readLease = async (): Promise<LeaseSpec | undefined> =>
-    (
-      await client.request<Lease>({
-        method: 'GET',
-        path: resourcePath(Leases, operatorNamespace, LEADER_ELECTION_ID),
-      })
-    ).spec;
+    (await leases.get({ namespace: operatorNamespace, name: LEADER_ELECTION_ID })).spec;
   let lease: LeaseSpec | undefined;
   try {
     lease = await readLease();
@@ -175,9 +169,8 @@ async function mayRelease(
 /** While the gating webhook is registered, new pods keep being gated: say so, and how to stop it. */
 async function warnIfStillGating(client: KubeClient, out: ReleaseOutput): Promise<void> {
   try {
-    await client.request({
-      method: 'GET',
-      path: resourcePath(MutatingWebhookConfigurations, undefined, MUTATING_WEBHOOK.configurationName),
+    await new ResourceClient(client, MutatingWebhookConfigurations).get({
+      name: MUTATING_WEBHOOK.configurationName,
     });
   } catch {
     return; // absent, or not the caller's to read

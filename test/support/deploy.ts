@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { projectRoot } from '../../src/devcluster/binaries.js';
 import { installNodePoolCrds } from '../../src/nodepool/api/install.js';
+import { DEFAULT_OPERATOR_NAMESPACE } from '../../src/podplacement/constants.js';
 import type { KubeClient } from '../../src/runtime/index.js';
 import { eventually } from './cluster.js';
 import { installOpenShiftDevCrds } from '../../src/updatestatus/api/dev-crds.js';
@@ -73,7 +74,7 @@ export async function applyDeploy(kubectl: (args: string[]) => Promise<unknown>)
 /** Where deploy/nodepool/hosted puts the Node Tuning status writer's identity in the hosted cluster. */
 /** The namespaces deploy/ installs the controllers in. */
 export const DEPLOY_NAMESPACES = {
-  podPlacement: 'openshift-multiarch-tuning-operator',
+  podPlacement: DEFAULT_OPERATOR_NAMESPACE,
   updateStatus: 'tessera-update-status',
   nodePool: 'tessera-nodepool',
 } as const;
