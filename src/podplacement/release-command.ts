@@ -83,13 +83,15 @@ export async function runReleaseCommand(
     const pods = new ResourceClient<NamedPod>(client, Pods);
     const labelSelector =
       typeof opts['selector'] === 'string' && opts['selector'] ? opts['selector'] : undefined;
-    const queue = await listGated(pods, { namespace, all, labelSelector });
     const results: ReleaseResult[] = [];
-    const workers = Array.from({ length: Math.min(RELEASE_CONCURRENCY, queue.length) }, async () => {
-      for (let pod = queue.shift(); pod; pod = queue.shift())
-        results.push(await releaseOne(pods, pod, dryRun));
-    });
-    await Promise.all(workers);
+    // Page by page, so only one page of pods is held however many a cluster has.
+    for await (const queue of gatedPages(pods, { namespace, all, labelSelector })) {
+      const workers = Array.from({ length: Math.min(RELEASE_CONCURRENCY, queue.length) }, async () => {
+        for (let pod = queue.shift(); pod; pod = queue.shift())
+          results.push(await releaseOne(pods, pod, dryRun));
+      });
+      await Promise.all(workers);
+    }
     results.sort((a, b) => (a.pod < b.pod ? -1 : a.pod > b.pod ? 1 : 0));
     out.stdout(renderReleaseResults(results, dryRun));
     if (!results.some((r) => r.outcome === 'failed')) return 0;
@@ -182,38 +184,37 @@ async function warnIfStillGating(client: KubeClient, out: ReleaseOutput): Promis
 }
 
 /**
- * Every pod carrying the operator's gate (and matching `labelSelector`), by pages. Not by the gate label: a pod can
+ * Every pod carrying the operator's gate (and matching `labelSelector`), a page at a time. Not by the gate label: a pod can
  * carry the gate without it (a manifest re-applied with its gate, a label edited), and those are the pods nothing
  * else releases. Only unscheduled pods are listed (a gated pod has no node): the API server filters, not this client.
  */
-async function listGated(
+async function* gatedPages(
   pods: ResourceClient<NamedPod>,
   scope: { namespace: string | undefined; all: boolean; labelSelector: string | undefined },
-): Promise<NamedPod[]> {
+): AsyncGenerator<NamedPod[]> {
   const { namespace, all, labelSelector } = scope;
-  const gated: NamedPod[] = [];
   let next: string | undefined;
-  try {
-    do {
-      const page = await pods.list({
+  do {
+    let page: Awaited<ReturnType<typeof pods.list>>;
+    try {
+      page = await pods.list({
         namespace,
         labelSelector,
         fieldSelector: 'spec.nodeName=',
         limit: LIST_PAGE,
         continue: next,
       });
-      gated.push(...(page.items ?? []).filter(hasSchedulingGate));
-      next = page.metadata?.continue || undefined;
-    } while (next);
-  } catch (err) {
-    if (all && err instanceof ApiStatusError && err.statusCode === 403)
-      throw new ReleaseForbiddenError(
-        `you may not list pods in every namespace (${err.message}); name one you may with -n NAMESPACE`,
-        { cause: err },
-      );
-    throw err;
-  }
-  return gated;
+    } catch (err) {
+      if (all && err instanceof ApiStatusError && err.statusCode === 403)
+        throw new ReleaseForbiddenError(
+          `you may not list pods in every namespace (${err.message}); name one you may with -n NAMESPACE`,
+          { cause: err },
+        );
+      throw err;
+    }
+    yield (page.items ?? []).filter(hasSchedulingGate);
+    next = page.metadata?.continue || undefined;
+  } while (next);
 }
 
 async function releaseOne(
