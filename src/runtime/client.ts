@@ -4,11 +4,15 @@
 // bookmarks, quiet-stream detection and connection teardown, so watches and requests use undici directly with
 // the TLS material and auth headers KubeConfig computes. Auth headers are refreshed every `authRefreshMs` and after
 // a 401, so rotating exec/OIDC tokens keep working. Non-2xx answers throw ApiStatusError; no answer throws
-// ApiTransportError. Objects are plain parsed JSON.
+// ApiTransportError; an answer over a budget or not of the expected shape throws ApiResponseError. Objects are plain
+// parsed JSON. Lists and watches are decoded while they arrive, one object at a time (list-decoder.ts,
+// watch-decoder.ts): a page of large objects is never one string in memory.
 import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
-import { ApiStatusError, ApiTransportError, InvalidArgumentError } from './errors.js';
+import { ApiResponseError, ApiStatusError, ApiTransportError, InvalidArgumentError } from './errors.js';
+import { decodeListStream, type ListDecodeOptions } from './list-decoder.js';
+import type { KubeList } from './object.js';
 import { decodeWatchStream, type WatchEvent } from './watch-decoder.js';
 
 export type QueryValue = string | number | boolean | undefined;
@@ -24,6 +28,17 @@ export interface RequestOptions {
   contentType?: string;
   signal?: AbortSignal;
   /** Time to receive the full answer (ms). Default: the client's requestTimeoutMs. */
+  timeoutMs?: number;
+}
+
+/** One page of a list: a GET whose answer is decoded item by item (see ListDecodeOptions for the budgets). */
+export interface ListRequestOptions<T> extends ListDecodeOptions<T> {
+  /** Absolute API path of the collection, such as `/api/v1/namespaces/x/pods`. */
+  path: string;
+  /** labelSelector, fieldSelector, limit, continue, resourceVersion... */
+  query?: Record<string, QueryValue>;
+  signal?: AbortSignal;
+  /** Time to receive the whole page (ms). Default: the client's requestTimeoutMs. */
   timeoutMs?: number;
 }
 
@@ -74,6 +89,26 @@ export class KubeClient {
   }
 
   /**
+   * Reads one page of a list, decoding its items one at a time as the answer arrives: each item is parsed alone and
+   * passed to `opts.item` at once, so the page costs one raw item plus what `item` keeps. Throws ApiResponseError
+   * (before reading further) when an item or the envelope breaks its budget, or the answer is not a list.
+   */
+  async list<T>(opts: ListRequestOptions<T>): Promise<KubeList<T>> {
+    const req: RequestOptions = { method: 'GET', path: opts.path, query: opts.query, signal: opts.signal };
+    const res = await this.send(req, opts.timeoutMs ?? this.requestTimeoutMs);
+    if (res.statusCode < 200 || res.statusCode >= 300)
+      throw this.statusError(req, res.statusCode, await res.body.text());
+    try {
+      return await decodeListStream<T>(res.body, { ...opts, what: opts.what ?? `GET ${opts.path}` });
+    } catch (err) {
+      // Stop receiving what is left of a refused answer.
+      res.body.destroy();
+      if (err instanceof ApiResponseError) throw err;
+      throw new ApiTransportError('GET', opts.path, err);
+    }
+  }
+
+  /**
    * Opens a watch (the caller sets `watch=1` etc. in `query`). Throws ApiStatusError when the server refuses it.
    * The stream has no body timeout: the caller detects silence (see the reflector's watchdog).
    */
@@ -101,9 +136,10 @@ export class KubeClient {
     const body = res.body;
     async function* events(): AsyncGenerator<WatchEvent<T>> {
       try {
-        yield* decodeWatchStream<T>(body);
+        yield* decodeWatchStream<T>(body, { what: `WATCH ${path}` });
       } catch (err) {
         if (controller.signal.aborted) return;
+        if (err instanceof ApiResponseError) throw err;
         throw new ApiTransportError('WATCH', path, err);
       } finally {
         signal?.removeEventListener('abort', onAbort);

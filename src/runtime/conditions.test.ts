@@ -5,6 +5,7 @@ import {
   metaTime,
   removeStatusCondition,
   setStatusCondition,
+  truncateText,
   type Condition,
 } from './conditions.js';
 import { InvalidArgumentError } from './errors.js';
@@ -107,5 +108,20 @@ describe('setStatusCondition', () => {
     expect(() => setStatusCondition([], { type: '', status: 'True', reason: 'R', message: '' }, t0)).toThrow(
       InvalidArgumentError,
     );
+  });
+});
+
+describe('truncateText', () => {
+  it('keeps text within the limit, and cuts longer text to the limit with its marker', () => {
+    expect(truncateText('short', 10)).toBe('short');
+    expect(truncateText('a'.repeat(20), 10)).toBe('a'.repeat(10));
+    expect(truncateText('a'.repeat(20), 10, ' [cut]')).toBe('aaaa [cut]');
+  });
+
+  it('never splits a surrogate pair at the cut', () => {
+    const cut = truncateText(`${'a'.repeat(9)}😀b`, 10);
+    expect(cut).toBe('a'.repeat(9));
+    expect(truncateText(`${'a'.repeat(8)}😀b`, 10)).toBe(`${'a'.repeat(8)}😀`);
+    expect(truncateText(`${'a'.repeat(3)}😀${'b'.repeat(10)}`, 10, ' [cut]')).toBe('aaa [cut]');
   });
 });

@@ -24,6 +24,22 @@ const TYPE_RE =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/;
 const REASON_RE = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 
+/** metav1.Condition's message limit, in characters; the NodePool CRD's NodePoolCondition has the same. */
+export const MAX_CONDITION_MESSAGE_LENGTH = 32_768;
+
+/**
+ * `text` cut to at most `maxLength` UTF-16 code units (so at most that many characters as the API server counts
+ * them, code points), never between the two halves of a surrogate pair; when cut, `marker` is appended within the
+ * limit. O(maxLength): the part after the cut is never copied.
+ */
+export function truncateText(text: string, maxLength: number, marker = ''): string {
+  if (text.length <= maxLength) return text;
+  let end = Math.max(0, maxLength - marker.length);
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // a high surrogate whose low half is past the cut
+  return `${text.slice(0, end)}${marker.slice(0, maxLength)}`;
+}
+
 /** metav1.Time format: RFC 3339 with second precision. */
 export function metaTime(now: number | Date): string {
   return new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -40,8 +56,11 @@ export function validateCondition(c: ConditionUpdate): void {
       'condition.reason',
       `"${c.reason}" must be CamelCase (letters, digits, _ , :)`,
     );
-  if (c.message.length > 32768)
-    throw new InvalidArgumentError('condition.message', 'longer than 32768 characters');
+  if (c.message.length > MAX_CONDITION_MESSAGE_LENGTH)
+    throw new InvalidArgumentError(
+      'condition.message',
+      `longer than ${MAX_CONDITION_MESSAGE_LENGTH} characters`,
+    );
   if (c.observedGeneration !== undefined && c.observedGeneration < 0)
     throw new InvalidArgumentError('condition.observedGeneration', 'must be >= 0');
 }

@@ -1,7 +1,8 @@
 // A controller: a rate-limited work queue of keys fed by informer handlers, drained by N workers that call a
 // level-based reconcile(key). Guarantees: one key is never reconciled by two workers at once; a key changed during
 // its reconcile is reconciled again afterwards; failures back off per key (5 ms..1000 s) and never crash the
-// process (they are logged with the key). On stop, intake stops, queued keys are dropped (the next start relists)
+// process (they are logged with the key). With `shardOf`, waiting keys are handed to workers round-robin between
+// shards (e.g. namespaces: tenants), so one tenant's many keys do not queue ahead of another's. On stop, intake stops, queued keys are dropped (the next start relists)
 // and start() resolves once in-flight reconciles have returned. The reconciler must honour `signal`.
 import type { Registry } from 'prom-client';
 import { Counter, Histogram } from 'prom-client';
@@ -12,6 +13,7 @@ import { silentLogger, type Logger } from './logging.js';
 import { objectKey, type KubeObject } from './object.js';
 import { decideRequeue, type ReconcileResult } from './requeue-policy.js';
 import type { Runnable } from './runnable.js';
+import { FairOrder } from './workqueue/fair-order.js';
 import type { WorkQueueMetricsProvider } from './workqueue/metrics.js';
 import { RateLimitingWorkQueue, type RateLimitingQueue } from './workqueue/rate-limiting-queue.js';
 import type { RateLimiter } from './workqueue/rate-limiters.js';
@@ -44,6 +46,11 @@ export interface ControllerOptions<K> {
   workers?: number;
   /** Default: defaultControllerRateLimiter (per key 5 ms..1000 s, max'd with 10 qps / burst 100). */
   rateLimiter?: RateLimiter<K>;
+  /**
+   * The shard (tenant) of a key, e.g. its namespace (`(key) => splitObjectKey(key).namespace`): waiting keys are handed out round-robin
+   * between shards (FairOrder) instead of first come, first served. Must be pure. Default: none (FIFO).
+   */
+  shardOf?: (key: K) => string;
   /** Run only on the leader. Default: true. */
   needsLeaderElection?: boolean;
   clock?: Clock;
@@ -173,6 +180,7 @@ export class Controller<K = string> implements Runnable {
       clock: this.clock,
       rateLimiter: this.options.rateLimiter,
       metricsProvider: this.options.queueMetrics,
+      order: this.options.shardOf ? new FairOrder<K>(this.options.shardOf) : undefined,
     });
   }
   private async work(queue: RateLimitingWorkQueue<K>, signal: AbortSignal): Promise<void> {

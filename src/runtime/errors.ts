@@ -6,6 +6,8 @@ export type RuntimeErrorCode =
   | 'TESSERA_INVALID_ARGUMENT'
   | 'TESSERA_API_STATUS'
   | 'TESSERA_API_TRANSPORT'
+  | 'TESSERA_API_RESPONSE_TOO_LARGE'
+  | 'TESSERA_API_RESPONSE_MALFORMED'
   | 'TESSERA_WATCH_EXPIRED'
   | 'TESSERA_WATCH_STALLED'
   | 'TESSERA_QUEUE_SHUT_DOWN'
@@ -13,7 +15,8 @@ export type RuntimeErrorCode =
   | 'TESSERA_LEADER_ELECTION'
   | 'TESSERA_WEBHOOK_BAD_REQUEST'
   | 'TESSERA_CERTIFICATE'
-  | 'TESSERA_INVALID_LABEL_SELECTOR';
+  | 'TESSERA_INVALID_LABEL_SELECTOR'
+  | 'TESSERA_JSON_TOO_LARGE';
 
 /**
  * Root of every Tessera error, whatever the area: `code` is stable (`TESSERA_<AREA>_<WHAT>`), so callers and
@@ -87,6 +90,23 @@ export class ApiTransportError extends RuntimeError {
   }
 }
 
+/**
+ * An answer of the API server broke a budget of the client (`TOO_LARGE`: one object, or a list's envelope, larger
+ * than the limit) or is not what the request returns (`MALFORMED`: not JSON, truncated, not a list). The answer
+ * was read no further than the point where it broke the rule. `budget` names the option that sets the limit.
+ */
+export class ApiResponseError extends RuntimeError {
+  readonly budget: string | undefined;
+  constructor(
+    code: 'TESSERA_API_RESPONSE_TOO_LARGE' | 'TESSERA_API_RESPONSE_MALFORMED',
+    message: string,
+    options?: { budget?: string; cause?: unknown },
+  ) {
+    super(code, message, options);
+    this.budget = options?.budget;
+  }
+}
+
 /** The watch's resourceVersion is too old (HTTP 410 / ERROR event with code 410): the reflector must relist. */
 export class WatchExpiredError extends RuntimeError {
   constructor(message: string) {
@@ -108,6 +128,27 @@ export class WatchStalledError extends RuntimeError {
 export class TerminalError extends RuntimeError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('TESSERA_TERMINAL', message, options);
+  }
+}
+
+/**
+ * A JSON document was refused before parsing because its shape broke a budget (see json-budget.ts): nested deeper
+ * than `limit` levels, or more than `limit` values. `what` names the document; the message says which budget.
+ */
+export class JsonTooLargeError extends RuntimeError {
+  readonly what: string;
+  readonly budget: 'depth' | 'values';
+  readonly limit: number;
+  constructor(what: string, budget: 'depth' | 'values', limit: number) {
+    super(
+      'TESSERA_JSON_TOO_LARGE',
+      budget === 'depth'
+        ? `${what} nests arrays and objects deeper than ${limit} levels, the most accepted; it was not parsed`
+        : `${what} has more than ${limit} JSON values (arrays, objects and their items), the most accepted; it was not parsed`,
+    );
+    this.what = what;
+    this.budget = budget;
+    this.limit = limit;
   }
 }
 

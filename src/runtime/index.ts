@@ -46,10 +46,17 @@ export {
   KubeClient,
   type KubeClientOptions,
   type RequestOptions,
+  type ListRequestOptions,
   type QueryValue,
   type WatchStream,
 } from './client.js';
-export { decodeWatchStream, type WatchEvent } from './watch-decoder.js';
+export { decodeWatchStream, type WatchEvent, type WatchDecodeOptions } from './watch-decoder.js';
+export {
+  decodeListStream,
+  ListPageDecoder,
+  DEFAULT_MAX_OBJECT_BYTES,
+  type ListDecodeOptions,
+} from './list-decoder.js';
 export {
   ResourceClient,
   MERGE_PATCH,
@@ -57,6 +64,7 @@ export {
   APPLY_PATCH,
   type ObjectRef,
   type ListOptions,
+  type ListPageOptions,
   type WriteOptions,
   type ApplyOptions,
 } from './resource-client.js';
@@ -66,6 +74,8 @@ export { Backoff, retryForever, type BackoffOptions, type RetryForeverOptions } 
 // Work queues
 export { WorkQueue, type Queue, type QueueOptions } from './workqueue/queue.js';
 export { DelayingWorkQueue, type DelayingQueue } from './workqueue/delaying-queue.js';
+export { FifoOrder, type KeyOrder } from './workqueue/key-order.js';
+export { FairOrder } from './workqueue/fair-order.js';
 export {
   RateLimitingWorkQueue,
   type RateLimitingQueue,
@@ -142,6 +152,7 @@ export {
   decideLease,
   fingerprintOf,
   microTime,
+  observe,
   type LeaseSpec,
   type LeaseDecision,
   type ObservedLease,
@@ -198,6 +209,8 @@ export {
   WEBHOOK_BUDGET_DEFAULTS,
   API_SERVER_WEBHOOK_TIMEOUT_SECONDS,
   handlerBudgetMs,
+  validateClientCa,
+  type ConnectionPool,
   type WebhookServerOptions,
   type WebhookRefusalReason,
 } from './webhook/server.js';

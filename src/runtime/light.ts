@@ -8,9 +8,11 @@ export {
   InvalidArgumentError,
   ApiStatusError,
   ApiTransportError,
+  ApiResponseError,
   WatchExpiredError,
   WatchStalledError,
   TerminalError,
+  JsonTooLargeError,
   isNotFound,
   isConflict,
   isAlreadyExists,
@@ -18,6 +20,13 @@ export {
   type RuntimeErrorCode,
 } from './errors.js';
 export { isRecord } from './json.js';
+export {
+  JsonShapeScanner,
+  checkJsonShape,
+  parseBudgetedJson,
+  type JsonShapeBudget,
+  type JsonShapeViolation,
+} from './json-budget.js';
 export {
   labelSelectorMatcher,
   labelSelectorMatches,
@@ -41,6 +50,8 @@ export {
   isStatusConditionFalse,
   validateCondition,
   metaTime,
+  MAX_CONDITION_MESSAGE_LENGTH,
+  truncateText,
   type Condition,
   type ConditionStatus,
   type ConditionUpdate,

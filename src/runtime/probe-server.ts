@@ -10,10 +10,14 @@
 // someone allowed to `kubectl exec` or `kubectl port-forward` the pod, which the API server authorizes. The
 // loopback address is decided by where the listener is bound, not by the caller's address: a proxy sidecar
 // (Istio) forwards outside traffic from a loopback source address, so checking the source would let it in.
-// Every listener bounds its connections and enforces its header/request timeouts within about a second.
+// Every listener bounds its connections on its own (the kubelet's probes never share a cap with another port's
+// callers) and sheds at that cap like the webhook (./connection-shedding.ts): a probe, a short-lived request sent
+// at once, takes the place of the longest idle or stuck connection, so a flood of idle or trickling connections
+// cannot fail liveness. Header and request timeouts are short and enforced within about a second.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { ConnectionLimiter } from './connection-shedding.js';
 import { LOG_LEVELS, isLogLevel, silentLogger, type LogLevel, type Logger } from './logging.js';
 
 export type Check = () => true | string;
@@ -35,11 +39,15 @@ export interface ProbeServerOptions {
 }
 
 /** Budgets of every probe listener: kubelet and Prometheus send small requests on few connections. */
-const PROBE_LIMITS = {
-  maxConnections: 512,
+export const PROBE_LIMITS = {
+  /** Per listener; at the cap the longest idle or stuck connection is closed for the new one. */
+  maxConnections: 128,
   maxHeadersCount: 64,
-  headersTimeoutMs: 5_000,
-  requestTimeoutMs: 10_000,
+  /** The kubelet sends its whole probe request at once and waits at most its timeoutSeconds (default 1 s). */
+  headersTimeoutMs: 2_000,
+  requestTimeoutMs: 5_000,
+  /** A connection with no traffic either way (e.g. one not reading its /metrics answer) is closed after this. */
+  socketIdleTimeoutMs: 10_000,
   /** Node checks the two timeouts above only this often (its default is 30 s). */
   timeoutCheckIntervalMs: 1_000,
   /** The longest level name is 6 bytes; anything much longer is not a level. */
@@ -130,8 +138,19 @@ export class ProbeServer {
         this.handle(req, res, loopback).catch(() => res.destroy());
       },
     );
-    server.maxConnections = PROBE_LIMITS.maxConnections;
     server.maxHeadersCount = PROBE_LIMITS.maxHeadersCount;
+    server.timeout = PROBE_LIMITS.socketIdleTimeoutMs;
+    new ConnectionLimiter({
+      pools: { probes: PROBE_LIMITS.maxConnections },
+      initialPool: 'probes',
+      onShed: (event) =>
+        this.logger.debug(
+          { remote: event.remoteAddress, phase: event.phase, port },
+          'probe connection closed to make room for a new one',
+        ),
+      onRefused: (event) =>
+        this.logger.debug({ remote: event.remoteAddress, port }, 'probe connection dropped: all busy'),
+    }).attach(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {

@@ -24,6 +24,14 @@ export interface ListOptions {
   signal?: AbortSignal;
 }
 
+/** List options plus what the page keeps of each item (see KubeClient.list: items are decoded one at a time). */
+export interface ListPageOptions<T> extends ListOptions {
+  /** What the page keeps of each parsed item, e.g. a projection. Default: the item as parsed. */
+  item?: (raw: unknown, index: number) => T;
+  /** Largest item accepted, in bytes of JSON. Default: DEFAULT_MAX_OBJECT_BYTES (10 MiB). */
+  maxItemBytes?: number;
+}
+
 export interface WriteOptions {
   /** Field manager recorded in managedFields. Default: none (the server derives one from the user agent). */
   fieldManager?: string;
@@ -54,7 +62,11 @@ export class ResourceClient<T extends KubeObject> {
     return this.client.request<T>({ method: 'GET', path: this.path(ref.namespace, ref.name), signal });
   }
 
-  list(opts: ListOptions = {}): Promise<KubeList<T>> {
+  /** One page, decoded item by item (a page of large objects is never one string in memory). */
+  list(opts?: ListPageOptions<T>): Promise<KubeList<T>>;
+  /** One page, keeping of each item what `opts.item` returns. */
+  list<R>(opts: ListPageOptions<R> & { item: (raw: unknown, index: number) => R }): Promise<KubeList<R>>;
+  list<R>(opts: ListPageOptions<R> = {}): Promise<KubeList<R>> {
     const query: Record<string, QueryValue> = {
       labelSelector: opts.labelSelector,
       fieldSelector: opts.fieldSelector,
@@ -63,11 +75,12 @@ export class ResourceClient<T extends KubeObject> {
       resourceVersion: opts.resourceVersion,
       resourceVersionMatch: opts.resourceVersionMatch,
     };
-    return this.client.request<KubeList<T>>({
-      method: 'GET',
+    return this.client.list<R>({
       path: this.path(opts.namespace),
       query,
       signal: opts.signal,
+      item: opts.item,
+      maxItemBytes: opts.maxItemBytes,
     });
   }
 

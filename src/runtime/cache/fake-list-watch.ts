@@ -1,7 +1,7 @@
 // A scripted list/watch source for testing reflectors and informers without an API server: every list or watch
 // call is recorded (with its query) and answered by the caller's functions, which may throw (e.g. ApiStatusError
 // 410) to simulate server failures. It does no timing of its own, so tests drive time with a FakeClock.
-import type { QueryValue, RequestOptions, WatchEvent, WatchStream } from '../client.js';
+import type { ListRequestOptions, QueryValue, WatchEvent, WatchStream } from '../client.js';
 import type { KubeList } from '../object.js';
 import type { ListWatchClient } from './reflector.js';
 
@@ -27,12 +27,16 @@ export class FakeListWatch<T> implements ListWatchClient {
 
   constructor(private readonly script: ListWatchScript<T>) {}
 
-  async request<R>(opts: RequestOptions): Promise<R> {
+  /** Answers like KubeClient.list: each item goes through `opts.item` in order, as the real decoder does. */
+  async list<R>(opts: ListRequestOptions<R>): Promise<KubeList<R>> {
     const query = { ...(opts.query ?? {}) };
     const n = this.calls.filter((c) => c.kind === 'list').length;
     this.calls.push({ kind: 'list', query });
-    // The reflector asks for KubeList<T>; the generic signature is KubeClient's.
-    return (await this.script.list(query, n)) as unknown as R;
+    // The reflector asks for KubeList<T>; the generic signature is KubeClient's. Items are copied, as a decoder
+    // would give fresh objects (the script may reuse its own).
+    const page = (await this.script.list(query, n)) as unknown as KubeList<unknown>;
+    const item = opts.item ?? ((raw: unknown) => raw as R);
+    return { ...page, items: page.items.map((raw, i) => item(structuredClone(raw), i)) };
   }
 
   async watch<R>(

@@ -117,6 +117,52 @@ describe('Reflector list', () => {
   });
 });
 
+describe('Reflector transform', () => {
+  it('applies the transform to each list item (typed first) and each watch object before the sink sees them', async () => {
+    const seen: string[] = [];
+    const replaced: KubeObject[][] = [];
+    const applied: KubeObject[] = [];
+    const sink: ReflectorSink<KubeObject> = {
+      replace: (items) => replaced.push(items),
+      apply: (_type, obj) => applied.push(obj),
+    };
+    const source = new FakeListWatch<KubeObject>({
+      list: () => page([{ ...cm('a', '1'), data: { big: 'x' } } as KubeObject], '5'),
+      watch: (_q, signal) =>
+        openWatch(
+          [
+            {
+              type: 'ADDED',
+              object: { apiVersion: 'v1', kind: 'ConfigMap', ...cm('b', '6'), data: { big: 'y' } },
+            },
+          ],
+          signal,
+        ),
+    });
+    const reflector = new Reflector<KubeObject>(
+      {
+        client: source,
+        type: ConfigMaps,
+        clock: new FakeClock(0),
+        // A projection: keeps what it is given of the type and metadata only.
+        transform: (o) => {
+          seen.push(`${o.kind}/${o.apiVersion}/${o.metadata?.name}`);
+          return { kind: o.kind, apiVersion: o.apiVersion, metadata: o.metadata };
+        },
+      },
+      sink,
+    );
+    const stop = new AbortController();
+    const running = reflector.run(stop.signal);
+    for (let i = 0; i < 10 && applied.length === 0; i++) await flushAsync();
+    expect(seen).toEqual(['ConfigMap/v1/a', 'ConfigMap/v1/b']);
+    expect(replaced).toEqual([[{ kind: 'ConfigMap', apiVersion: 'v1', metadata: cm('a', '1').metadata }]]);
+    expect(applied).toEqual([{ kind: 'ConfigMap', apiVersion: 'v1', metadata: cm('b', '6').metadata }]);
+    stop.abort();
+    await running;
+  });
+});
+
 describe('listWatchFailureLevel', () => {
   const initializing = (): ApiStatusError =>
     new ApiStatusError('GET', '/apis/x/v1/ys', 429, 'TooManyRequests', 'storage is (re)initializing', {});

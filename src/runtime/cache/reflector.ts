@@ -6,6 +6,10 @@
 //  - a watchdog restarts a watch that delivered nothing (not even a bookmark) for `watchdogMs`.
 // The sink receives events in server order, one at a time, and replace() only ever gets a complete list: a paged
 // list whose continue token expires is restarted from scratch (unpaged), never cut short.
+// Memory: list pages are decoded item by item and `transform` is applied to each item as it is parsed (and to each
+// watch event's object), so a list costs one raw object at a time plus the transformed objects, whatever the size of
+// a page. An object over `maxObjectBytes` fails the list or watch (ApiResponseError, logged and retried as any
+// failure), naming the budget.
 import { Backoff, type BackoffOptions } from '../backoff.js';
 import type { KubeClient, QueryValue, WatchEvent, WatchStream } from '../client.js';
 import { realClock, type Clock } from '../clock.js';
@@ -22,9 +26,9 @@ export interface ReflectorSink<T> {
 }
 
 /** The subset of KubeClient the reflector uses (tests pass a scripted list/watch source). */
-export type ListWatchClient = Pick<KubeClient, 'request' | 'watch'>;
+export type ListWatchClient = Pick<KubeClient, 'list' | 'watch'>;
 
-export interface ReflectorOptions {
+export interface ReflectorOptions<T = KubeObject> {
   client: ListWatchClient;
   type: ResourceType;
   /** Only this namespace. Default: all namespaces. */
@@ -33,6 +37,14 @@ export interface ReflectorOptions {
   fieldSelector?: string;
   /** Items per list page. Default: 500. */
   pageSize?: number;
+  /**
+   * Applied to every object as it is decoded (each list item as soon as it is parsed, each watch event's object)
+   * before the sink sees it, e.g. to keep only the fields a controller reads. Must keep namespace, name and
+   * resourceVersion. Default: none.
+   */
+  transform?: (obj: T) => T;
+  /** Largest object accepted in a list page, in bytes of JSON. Default: DEFAULT_MAX_OBJECT_BYTES (10 MiB). */
+  maxObjectBytes?: number;
   /** Watches last a random time in [min, 2*min] seconds. Default: 300 (client-go). */
   minWatchTimeoutSeconds?: number;
   /** Restart a watch that received nothing for this long (ms). Default: 150,000 (bookmarks come about every minute). */
@@ -74,7 +86,7 @@ export class Reflector<T extends KubeObject> {
   private readonly path: string;
 
   constructor(
-    private readonly options: ReflectorOptions,
+    private readonly options: ReflectorOptions<T>,
     private readonly sink: ReflectorSink<T>,
   ) {
     this.clock = options.clock ?? realClock;
@@ -135,7 +147,19 @@ export class Reflector<T extends KubeObject> {
   }
 
   private async list(signal: AbortSignal): Promise<void> {
-    const { pageSize = 500 } = this.options;
+    const { pageSize = 500, transform, maxObjectBytes } = this.options;
+    // Items of a list carry no kind/apiVersion; they are restored before the transform, so handlers see complete
+    // objects and a projection can keep them.
+    const { kind } = this.options.type;
+    const apiVersion = this.options.type.group
+      ? `${this.options.type.group}/${this.options.type.version}`
+      : this.options.type.version;
+    const item = (raw: unknown): T => {
+      const obj = raw as T;
+      if (!obj.kind) obj.kind = kind;
+      if (!obj.apiVersion) obj.apiVersion = apiVersion;
+      return transform ? transform(obj) : obj;
+    };
     // `items` and `rv` always describe the pages of one consistent snapshot: both are reset when it is abandoned.
     let items: T[] = [];
     let rv = '';
@@ -144,12 +168,13 @@ export class Reflector<T extends KubeObject> {
     for (;;) {
       let page: KubeList<T>;
       try {
-        page = await this.options.client.request<KubeList<T>>({
-          method: 'GET',
+        page = await this.options.client.list<T>({
           path: this.path,
           query: { ...this.selectors(), limit, continue: cont },
           signal,
           timeoutMs: 60_000,
+          item,
+          maxItemBytes: maxObjectBytes,
         });
       } catch (err) {
         // The continue token expired mid-list: the snapshot is gone, so start over with one unpaged list
@@ -167,20 +192,12 @@ export class Reflector<T extends KubeObject> {
         }
         throw err;
       }
-      for (const item of page.items) items.push(item);
+      for (const obj of page.items) items.push(obj);
       rv = page.metadata?.resourceVersion ?? rv;
       cont = page.metadata?.continue || undefined;
       if (!cont) break;
     }
     this.stats.lists++;
-    // Items of a list carry no kind/apiVersion; restore them so handlers see complete objects.
-    const apiVersion = this.options.type.group
-      ? `${this.options.type.group}/${this.options.type.version}`
-      : this.options.type.version;
-    for (const item of items) {
-      if (!item.kind) item.kind = this.options.type.kind;
-      if (!item.apiVersion) item.apiVersion = apiVersion;
-    }
     this.sink.replace(items, rv);
     this.lastRv = rv;
     this.logger.debug({ count: items.length, resourceVersion: rv }, 'listed');
@@ -258,7 +275,7 @@ export class Reflector<T extends KubeObject> {
       return;
     }
     this.stats.events++;
-    this.sink.apply(event.type, obj);
+    this.sink.apply(event.type, this.options.transform ? this.options.transform(obj) : obj);
     if (rv) this.lastRv = rv;
   }
 

@@ -358,3 +358,97 @@ describe('DefaultSharedInformer', () => {
     });
   });
 });
+
+describe('an async handler that falls behind: its buffer holds one event per object', () => {
+  /** A handler whose promises the test settles one at a time; records what it is given. */
+  function gatedHandler(): { log: string[]; next: () => void; handler: ResourceEventHandler<Cm> } {
+    const r = recorder();
+    const waiting: (() => void)[] = [];
+    const hold = (): Promise<void> => new Promise((resolve) => waiting.push(resolve));
+    return {
+      log: r.log,
+      next: () => waiting.shift()?.(),
+      handler: {
+        onAdd: (o, i) => (r.handler.onAdd?.(o, i), hold()),
+        onUpdate: (o, n) => (r.handler.onUpdate?.(o, n), hold()),
+        onDelete: (o, u) => (r.handler.onDelete?.(o, u), hold()),
+      },
+    };
+  }
+
+  async function drainAll(reg: HandlerRegistration, next: () => void): Promise<void> {
+    for (let turns = 0; reg.pendingEvents() > 0; turns++) {
+      if (turns > 10_000) throw new Error('buffer never drained');
+      next();
+      await new Promise((r) => setImmediate(r));
+    }
+    next();
+  }
+
+  it('stays at one event per object however often the objects change, and ends with their current state', async () => {
+    const inf = newInformer();
+    const slow = gatedHandler();
+    const reg = inf.addEventHandler(slow.handler);
+    inf.replace([cm('n1', 'busy', '1')], '1');
+    // The handler holds its first event; 100,000 updates of 10 objects arrive meanwhile.
+    let rv = 2;
+    for (let i = 0; i < 100_000; i++) inf.apply('MODIFIED', cm('n1', `obj-${i % 10}`, String(rv++)));
+    expect(reg.pendingEvents()).toBeLessThanOrEqual(11); // 10 objects + the synced marker
+    await drainAll(reg, slow.next);
+    expect(slow.log[0]).toBe('add busy@1 initial');
+    // Each object: one add (the first event was an add, as the cache had never seen it) with its newest state.
+    const rest = slow.log.slice(1).sort();
+    expect(rest).toEqual(Array.from({ length: 10 }, (_, k) => `add obj-${k}@${100_001 - 10 + k + 1}`).sort());
+    expect(reg.hasSynced()).toBe(true);
+  });
+
+  it('merges updates into one (oldest old, newest new), and update then delete into the delete', async () => {
+    const inf = newInformer();
+    inf.replace([cm('n1', 'a', '1'), cm('n1', 'b', '2'), cm('n1', 'hold', '3')], '3');
+    const slow = gatedHandler();
+    const reg = inf.addEventHandler(slow.handler);
+    // Replayed: hold first (running), a and b wait.
+    await drainAll(reg, slow.next);
+    slow.log.length = 0;
+    inf.apply('MODIFIED', cm('n1', 'hold', '4')); // runs now, and holds the handler
+    inf.apply('MODIFIED', cm('n1', 'a', '5'));
+    inf.apply('MODIFIED', cm('n1', 'b', '6'));
+    inf.apply('MODIFIED', cm('n1', 'a', '7'));
+    inf.apply('DELETED', cm('n1', 'b', '8'));
+    expect(reg.pendingEvents()).toBe(2);
+    await drainAll(reg, slow.next);
+    expect(slow.log).toEqual(['update hold 3->4', 'update a 1->7', 'delete b@8']);
+  });
+
+  it('drops an add and its delete that the handler never saw, and keeps a delete then a re-create apart', async () => {
+    const inf = newInformer();
+    inf.replace([cm('n1', 'old', '1'), cm('n1', 'hold', '2')], '2');
+    const slow = gatedHandler();
+    const reg = inf.addEventHandler(slow.handler);
+    await drainAll(reg, slow.next);
+    slow.log.length = 0;
+    inf.apply('MODIFIED', cm('n1', 'hold', '3')); // holds the handler
+    inf.apply('ADDED', cm('n1', 'brief', '4'));
+    inf.apply('DELETED', cm('n1', 'brief', '5'));
+    inf.apply('DELETED', cm('n1', 'old', '6'));
+    inf.apply('ADDED', cm('n1', 'old', '7')); // re-created: a new object of the same name
+    inf.apply('MODIFIED', cm('n1', 'old', '8'));
+    expect(reg.pendingEvents()).toBe(2);
+    await drainAll(reg, slow.next);
+    expect(slow.log).toEqual(['update hold 2->3', 'delete old@6', 'add old@8']);
+  });
+
+  it('keeps each object in the place of its first waiting event, and the synced marker after the initial list', async () => {
+    const inf = newInformer();
+    const slow = gatedHandler();
+    const reg = inf.addEventHandler(slow.handler);
+    inf.replace([cm('n1', 'a', '1'), cm('n1', 'b', '2'), cm('n1', 'c', '3')], '3');
+    inf.apply('MODIFIED', cm('n1', 'c', '4'));
+    inf.apply('ADDED', cm('n1', 'd', '5'));
+    inf.apply('MODIFIED', cm('n1', 'b', '6'));
+    expect(reg.hasSynced()).toBe(false);
+    await drainAll(reg, slow.next);
+    expect(slow.log).toEqual(['add a@1 initial', 'add b@6 initial', 'add c@4 initial', 'add d@5']);
+    expect(reg.hasSynced()).toBe(true);
+  });
+});

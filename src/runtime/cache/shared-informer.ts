@@ -12,6 +12,12 @@
 //    handler (enqueue a key) costs no extra turn of the event loop. Synchronous handlers must be quick: a
 //    synchronous handler that blocks holds up the whole process (one thread), and a warning names it once it
 //    takes more than 100 ms.
+//  - The buffer coalesces per object key (unlike client-go's, which grows without bound): events for an object
+//    already waiting are merged into its waiting event, which keeps its place. add+update = add of the newest;
+//    update+update = update(oldest old, newest); add/update+delete = delete (an add the handler never saw and its
+//    delete cancel out); a delete followed by a re-create stays a delete then an add (never an update across
+//    incarnations). So a handler still sees, per object, what it last knew and then the current state, in order,
+//    and its buffer holds at most two events per object it knows of or the cache holds, however fast they change.
 //  - Eventually consistent: the cache may lag the server; after hasSynced() it has been complete at least once.
 // The caller must not modify objects it receives (they are the cache's).
 import { realClock, type Clock } from '../clock.js';
@@ -51,16 +57,12 @@ export interface HandlerOptions {
   name?: string;
 }
 
-export interface InformerOptions<T> extends Omit<ReflectorOptions, 'clock' | 'logger'> {
+/** `transform` (see ReflectorOptions) is applied to every object as it is decoded, before it is cached. */
+export interface InformerOptions<T> extends Omit<ReflectorOptions<T>, 'clock' | 'logger'> {
   /** Extra indexes besides `namespace`. */
   indexers?: Record<string, IndexFunc<T>>;
   /** Default resync period for handlers (ms); 0 = never. Default: 0. */
   resyncPeriodMs?: number;
-  /**
-   * Applied to every object before it is cached (e.g. drop managedFields to save memory). Must return a
-   * KubeObject with the same namespace/name. Default: none.
-   */
-  transform?: (obj: T) => T;
   clock?: Clock;
   logger?: Logger;
 }
@@ -85,7 +87,6 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
   private listeners: readonly Listener<T>[] = [];
   private readonly clock: Clock;
   private readonly logger: Logger;
-  private readonly transform: ((obj: T) => T) | undefined;
   private readonly defaultResyncMs: number;
   private synced = false;
   private started = false;
@@ -94,7 +95,6 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
   constructor(options: InformerOptions<T>) {
     this.clock = options.clock ?? realClock;
     this.logger = (options.logger ?? silentLogger).child({ informer: options.type.plural });
-    this.transform = options.transform;
     this.defaultResyncMs = options.resyncPeriodMs ?? 0;
     this.store = new IndexedStore<T>({ [NAMESPACE_INDEX]: namespaceIndexFunc, ...(options.indexers ?? {}) });
     this.reflector = new Reflector<T>({ ...options, clock: this.clock, logger: options.logger }, this);
@@ -170,8 +170,7 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
   replace(items: T[], _resourceVersion: string): void {
     const seen = new Set<string>();
     const initial = !this.synced;
-    for (const raw of items) {
-      const obj = this.transform ? this.transform(raw) : raw;
+    for (const obj of items) {
       const key = objectKey(obj);
       seen.add(key);
       const old = this.store.upsert(obj);
@@ -194,8 +193,7 @@ export class DefaultSharedInformer<T extends KubeObject> implements SharedInform
   }
 
   /** ReflectorSink: one watch event. */
-  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', raw: T): void {
-    const obj = this.transform ? this.transform(raw) : raw;
+  apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void {
     if (type === 'DELETED') {
       // Like client-go, a delete of an object the cache never had is dropped: handlers never saw it added, so
       // a delete would be their first (and only) news of it. Otherwise they get the server's final state.
@@ -245,14 +243,28 @@ type Notification<T> =
   /** The initial contents have been delivered before this. */
   | { kind: 'synced' };
 
+type ObjectNotification<T> = Exclude<Notification<T>, { kind: 'synced' }>;
+
 /** A synchronous handler slower than this is named in a warning: it holds up every other handler. */
 const SLOW_SYNC_HANDLER_MS = 100;
 /** Buffered events delivered in one turn of the event loop before yielding to I/O and timers. */
 const DRAIN_BATCH = 256;
 const FIRST_BACKLOG_WARNING = 1000;
 
-/** One handler and its own buffer (client-go's processorListener). */
-class Listener<T> {
+/** Key of the `synced` marker in a listener's buffer: no object key is empty. */
+const SYNCED_KEY = '';
+
+/**
+ * What waits for one key: `first`, then (only after a delete, for a re-created object) `then`. Invariant: `then` is
+ * set only when `first` is a delete, and is an add.
+ */
+interface Waiting<T> {
+  first: Notification<T>;
+  then?: ObjectNotification<T>;
+}
+
+/** One handler and its own buffer (client-go's processorListener, coalescing per object key). */
+class Listener<T extends KubeObject> {
   readonly resyncPeriodMs: number;
   nextResyncAt: number;
   synced = false;
@@ -260,9 +272,13 @@ class Listener<T> {
   private readonly name: string;
   private readonly clock: Clock;
   private readonly logger: Logger;
-  /** Events not yet delivered; `head` is the next one (a queue without O(n) shifts). */
-  private buffer: Notification<T>[] = [];
-  private head = 0;
+  /**
+   * Events not yet delivered, by object key in the order each key first waited (Map order); the `synced` marker
+   * under SYNCED_KEY. Every object key appears once, so the buffer is bounded by the objects, not the events.
+   */
+  private waiting = new Map<string, Waiting<T>>();
+  /** Notifications in `waiting` (1 or 2 per entry). */
+  private waitingCount = 0;
   /** A promise returned by the handler has not settled yet, or a drain is scheduled. */
   private busy = false;
   /** The handler is on the stack: an event it causes synchronously waits in the buffer. */
@@ -283,23 +299,23 @@ class Listener<T> {
   }
 
   pendingEvents(): number {
-    return this.buffer.length - this.head;
+    return this.waitingCount;
   }
 
   deliver(notification: Notification<T>): void {
     if (this.removed) return;
-    if (!this.busy && !this.running && this.pendingEvents() === 0) {
+    if (!this.busy && !this.running && this.waitingCount === 0) {
       this.run(notification);
       // Events the handler caused while it ran wait in the buffer.
-      if (!this.busy && this.pendingEvents() > 0) this.drain();
+      if (!this.busy && this.waitingCount > 0) this.drain();
       return;
     }
-    this.buffer.push(notification);
-    const pending = this.pendingEvents();
+    this.enqueue(notification);
+    const pending = this.waitingCount;
     if (pending >= this.warnAtBacklog) {
       this.logger.warn(
         { handler: this.name, pendingEvents: pending },
-        'an informer event handler is falling behind; its events are buffered and the others go on',
+        'an informer event handler is falling behind; its events are buffered (one per object) and the others go on',
       );
       this.warnAtBacklog *= 10;
     }
@@ -307,8 +323,59 @@ class Listener<T> {
 
   remove(): void {
     this.removed = true;
-    this.buffer = [];
-    this.head = 0;
+    this.waiting = new Map();
+    this.waitingCount = 0;
+  }
+
+  /** Adds `n` to the buffer, merged into what already waits for its object (see the module comment). */
+  private enqueue(n: Notification<T>): void {
+    const key = n.kind === 'synced' ? SYNCED_KEY : objectKey(n.obj);
+    const w = this.waiting.get(key);
+    if (w === undefined) {
+      this.waiting.set(key, { first: n });
+      this.waitingCount++;
+      return;
+    }
+    if (n.kind === 'synced') return;
+    if (w.then !== undefined) {
+      // first is a delete, then an add: merge into the add; a delete of it cancels it.
+      const merged = mergeWaiting(w.then, n);
+      if (merged === undefined) {
+        w.then = undefined;
+        this.waitingCount--;
+      } else w.then = merged;
+      return;
+    }
+    // The synced marker has a key of its own; an object's entry never holds it.
+    if (w.first.kind === 'synced') return;
+    if (w.first.kind === 'delete') {
+      // Re-created after a delete the handler has not seen yet: both, in order.
+      if (n.kind === 'delete') return;
+      w.then = n.kind === 'update' ? { kind: 'add', obj: n.obj, initial: false } : n;
+      this.waitingCount++;
+      return;
+    }
+    const merged = mergeWaiting(w.first, n);
+    if (merged === undefined) {
+      this.waiting.delete(key);
+      this.waitingCount--;
+    } else w.first = merged;
+  }
+
+  /** Takes the oldest waiting notification; its key keeps its place while it has another one waiting. */
+  private takeNext(): Notification<T> | undefined {
+    const next = this.waiting.entries().next();
+    if (next.done) return undefined;
+    const [key, w] = next.value;
+    this.waitingCount--;
+    if (w.then === undefined) {
+      this.waiting.delete(key);
+      return w.first;
+    }
+    const first = w.first;
+    w.first = w.then;
+    w.then = undefined;
+    return first;
   }
 
   /** Calls the handler; a returned promise makes the listener busy until it settles. */
@@ -347,7 +414,7 @@ class Listener<T> {
     }
   }
 
-  private call(n: Exclude<Notification<T>, { kind: 'synced' }>): HandlerResult {
+  private call(n: ObjectNotification<T>): HandlerResult {
     switch (n.kind) {
       case 'add':
         return this.handler.onAdd?.(n.obj, n.initial);
@@ -365,7 +432,7 @@ class Listener<T> {
 
   /** Delivers buffered events in order until the handler is busy again, yielding to I/O every DRAIN_BATCH. */
   private drain(): void {
-    while (!this.busy && !this.removed && this.pendingEvents() > 0) {
+    while (!this.busy && !this.removed && this.waitingCount > 0) {
       // Counted across drains too: a handler whose promises settle at once would otherwise chain microtasks
       // through the whole buffer and starve timers and I/O.
       if (++this.sinceYield > DRAIN_BATCH) {
@@ -374,23 +441,36 @@ class Listener<T> {
         setImmediate(() => this.settled());
         return;
       }
-      const next = this.buffer[this.head] as Notification<T>;
-      this.buffer[this.head++] = undefined as unknown as Notification<T>;
-      if (this.head === this.buffer.length) {
-        this.buffer = [];
-        this.head = 0;
-      } else if (this.head > 1024 && this.head * 2 > this.buffer.length) {
-        this.buffer = this.buffer.slice(this.head);
-        this.head = 0;
-      }
+      const next = this.takeNext();
+      if (next === undefined) break;
       this.run(next);
     }
-    if (this.pendingEvents() === 0) {
+    if (this.waitingCount === 0) {
       this.sinceYield = 0;
       // Only an emptied buffer re-arms the first warning: a handler hovering near 1,000 behind warns once.
       this.warnAtBacklog = FIRST_BACKLOG_WARNING;
     }
   }
+}
+
+/**
+ * `waiting` (an add or update the handler has not seen) merged with the next event of the same object, or undefined
+ * when they cancel out (an add never seen, then its delete). Pure.
+ */
+function mergeWaiting<T>(
+  waiting: ObjectNotification<T>,
+  next: ObjectNotification<T>,
+): ObjectNotification<T> | undefined {
+  if (waiting.kind === 'add') {
+    if (next.kind === 'delete') return undefined;
+    return { kind: 'add', obj: next.obj, initial: waiting.initial };
+  }
+  if (waiting.kind === 'update') {
+    if (next.kind === 'delete') return next;
+    return { kind: 'update', old: waiting.old, obj: next.obj };
+  }
+  // A waiting delete is followed by a re-create, which the caller keeps apart.
+  return next;
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -1,16 +1,26 @@
 // HTTPS server for admission and CRD conversion webhooks (TLS 1.2+). Each registered path serves one
 // AdmissionHandler or one Converter (ConversionReview v1, see ./conversion.ts).
-// The port is reachable by anything that can reach the pod (the API server presents no client certificate), so
-// every caller is treated as hostile and each input has a budget, enforced before the step it protects:
-// - connections: at most maxConnections at once (more are dropped on accept); a TLS handshake must finish within
-//   tlsHandshakeTimeoutMs, headers within headersTimeoutMs, the whole request within requestTimeoutMs. Node
-//   checks the last two only every connectionsCheckingInterval (30 s by default), so it is set to 1 s here;
+// The port is reachable by anything that can reach the pod (unless configured to, the API server presents no client
+// certificate), so every caller is treated as hostile and each input has a budget, enforced before the step it
+// protects:
+// - connections: at most maxConnections at once; at the cap a new connection is admitted and the least useful open
+//   one closed (idle keep-alive first, then the one longest stuck in its handshake, head or body; see
+//   ../connection-shedding.ts), so idle or trickling connections cannot lock callers out. A TLS handshake must
+//   finish within tlsHandshakeTimeoutMs, headers within headersTimeoutMs, the whole request within
+//   requestTimeoutMs. Node checks the last two only every connectionsCheckingInterval (30 s by default), so it is
+//   set to 1 s here;
 // - headers: maxHeadersCount headers, maxHeaderBytes bytes;
 // - body: counted as it arrives (chunked or not) and refused with 413 past maxRequestBytes; never buffered beyond;
 // - JSON shape: nesting depth (maxJsonDepth) and value count (maxJsonValues) are measured by a linear scan of the
-//   bytes as they arrive (./json-budget.ts), so JSON.parse only ever sees shallow, bounded documents (400);
+//   bytes as they arrive (../json-budget.ts), so JSON.parse only ever sees shallow, bounded documents (400);
 // - memory across requests: requests being read or decided at once may hold at most maxInFlightBytes of estimated
-//   memory (2 x body bytes + 64 bytes per JSON value); a request that would exceed it gets 503;
+//   memory (2 x body bytes received + 64 bytes per JSON value, grown chunk by chunk: a declared Content-Length
+//   reserves nothing); a request that would exceed it gets 503 and its connection is closed;
+// - callers the API server's client CA verifies (clientCa): the TLS handshake asks for a client certificate, and a
+//   connection presenting one that clientCa verifies gets its own pool of maxVerifiedConnections, out of reach of
+//   strangers' shedding, and requests on other connections may hold only a third of maxInFlightBytes. Others are
+//   limited, not refused: the API server presents no certificate to CRD conversion webhooks (kubernetes#131810),
+//   and a stale CA then costs the API server its reserved share, not its admissions;
 // - time: a handler has handlerTimeoutMs from the request's arrival, kept well under the API server's
 //   timeoutSeconds (see handlerBudgetMs) so the caller reads this server's explanation, not a bare timeout.
 // Other guarantees: a request is answered, never crashes the process: a malformed or non-v1 review gets 400 (and a
@@ -21,11 +31,14 @@
 // files (reloaded on change) or are generated for development (`caBundle()` then returns the CA for the webhook
 // configuration). If start() fails (unusable certificate, port taken), ready() rejects with the same error and
 // nothing is left running; after a clean stop no timer or watcher keeps the process alive.
+import { X509Certificate } from 'node:crypto';
 import https from 'node:https';
 import type http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { Counter, type Registry } from 'prom-client';
 import { realClock, type Clock, type Timer } from '../clock.js';
+import { ConnectionLimiter } from '../connection-shedding.js';
 import { InvalidArgumentError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
 import type { Runnable } from '../runnable.js';
@@ -45,7 +58,7 @@ import {
   type Converter,
 } from './conversion.js';
 import type { DevCertificateOptions } from './dev-certificate.js';
-import { JsonShapeScanner } from './json-budget.js';
+import { JsonShapeScanner } from '../json-budget.js';
 
 /** The API server's default webhook timeoutSeconds, and the one Tessera's webhook configurations set. */
 export const API_SERVER_WEBHOOK_TIMEOUT_SECONDS = 10;
@@ -77,6 +90,11 @@ export const WEBHOOK_BUDGET_DEFAULTS = {
   maxInFlightBytes: 48 * 1024 * 1024,
   /** Each TLS connection costs ~70 KB; 256 bound that to ~18 MB. */
   maxConnections: 256,
+  /**
+   * With clientCa: connections verified by it, besides maxConnections. The API server's webhook client keeps a few
+   * dozen idle connections per webhook host; 128 leave room for a few API servers and bursts.
+   */
+  maxVerifiedConnections: 128,
   maxHeadersCount: 64,
   maxHeaderBytes: 16 * 1024,
   tlsHandshakeTimeoutMs: 5_000,
@@ -108,8 +126,21 @@ export interface WebhookServerOptions {
   maxJsonValues?: number;
   /** Estimated memory all requests in flight may hold together (bytes). Default: 48 MiB. */
   maxInFlightBytes?: number;
-  /** Most open connections; further ones are dropped when accepted. Default: 256. */
+  /**
+   * Most open connections (with clientCa: of callers without a verified certificate, handshaking ones included).
+   * At the cap, accepting one closes the least useful open one (idle, then longest stuck); a new connection is
+   * dropped only when every open one is being answered. Default: 256.
+   */
   maxConnections?: number;
+  /** With clientCa: most connections whose client certificate it verified (their own pool). Default: 128. */
+  maxVerifiedConnections?: number;
+  /**
+   * PEM CA bundle that verifies the API server's client certificate (kube-apiserver presents one when its admission
+   * configuration names a kubeconfig with a client certificate for this webhook). Verified connections get their own
+   * connection pool and two thirds of maxInFlightBytes that others cannot take; others are still served, within the
+   * rest. Default: none (no client certificate requested; every caller shares maxConnections and maxInFlightBytes).
+   */
+  clientCa?: string;
   /** Most request headers read. Default: 64. */
   maxHeadersCount?: number;
   /** Largest request head (bytes). Default: 16 KiB. */
@@ -150,6 +181,7 @@ export type WebhookRefusalReason =
   | 'handler_error'
   | 'handler_timeout'
   | 'connection_limit'
+  | 'connection_shed'
   | 'tls_error'
   | 'client_error'
   | 'internal';
@@ -167,24 +199,66 @@ class HttpError extends Error {
 /** The client hung up or the connection failed before the body was complete: nobody is left to answer. */
 class ClientGoneError extends Error {}
 
-/** Memory held by requests in flight, in the estimate's units (see WEBHOOK_BUDGET_DEFAULTS.maxInFlightBytes). */
+/** Connection pools: callers whose client certificate clientCa verified, and everyone else. */
+export type ConnectionPool = 'unverified' | 'verified';
+
+/**
+ * Checks that `pem` holds at least one readable PEM certificate (a client CA bundle); throws InvalidArgumentError
+ * naming `field` otherwise.
+ */
+export function validateClientCa(pem: string, field: string): void {
+  const begin = '-----BEGIN CERTIFICATE-----';
+  const end = '-----END CERTIFICATE-----';
+  let count = 0;
+  for (let at = pem.indexOf(begin); at >= 0; at = pem.indexOf(begin, at + begin.length)) {
+    const stop = pem.indexOf(end, at);
+    if (stop < 0) throw new InvalidArgumentError(field, `certificate ${count + 1} has no "${end}" line`);
+    try {
+      new X509Certificate(pem.slice(at, stop + end.length));
+    } catch (err) {
+      throw new InvalidArgumentError(
+        field,
+        `certificate ${count + 1} is unreadable: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+    count++;
+  }
+  if (count === 0) throw new InvalidArgumentError(field, `holds no PEM certificate ("${begin}")`);
+}
+
+/** Share of maxInFlightBytes that requests of unverified callers may hold when a client CA is configured. */
+const UNVERIFIED_IN_FLIGHT_SHARE = 1 / 3;
+
+/**
+ * Memory held by requests in flight, in the estimate's units (see WEBHOOK_BUDGET_DEFAULTS.maxInFlightBytes).
+ * Requests of unverified callers together hold at most `unverifiedLimit`, so verified callers always have the rest.
+ */
 class InFlightBudget {
   private used = 0;
-  constructor(readonly limit: number) {}
+  /** The part of `used` held by unverified callers' requests. */
+  private usedUnverified = 0;
+  constructor(
+    readonly limit: number,
+    readonly unverifiedLimit: number,
+  ) {}
 
   /** A reservation of one request, grown as its body arrives and released once answered. */
-  reserve(): { grow(to: number): boolean; release(): void } {
+  reserve(verified: boolean): { grow(to: number): boolean; release(): void } {
     let held = 0;
     return {
       grow: (to) => {
-        if (to <= held) return true;
-        if (this.used + (to - held) > this.limit) return false;
-        this.used += to - held;
+        const more = to - held;
+        if (more <= 0) return true;
+        if (this.used + more > this.limit) return false;
+        if (!verified && this.usedUnverified + more > this.unverifiedLimit) return false;
+        this.used += more;
+        if (!verified) this.usedUnverified += more;
         held = to;
         return true;
       },
       release: () => {
         this.used -= held;
+        if (!verified) this.usedUnverified -= held;
         held = 0;
       },
     };
@@ -205,6 +279,8 @@ export class WebhookServer implements Runnable {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly inFlight: InFlightBudget;
+  /** Sheds at maxConnections (pool 'unverified') and maxVerifiedConnections ('verified'). */
+  private readonly connections: ConnectionLimiter<ConnectionPool>;
   private readonly refusals = new Map<WebhookRefusalReason, number>();
   private readonly refusalCounter: Counter<'reason'> | undefined;
   private server: https.Server | undefined;
@@ -230,9 +306,33 @@ export class WebhookServer implements Runnable {
     }
     if (this.budget('headersTimeoutMs') > this.budget('requestTimeoutMs'))
       throw new InvalidArgumentError('headersTimeoutMs', 'must not exceed requestTimeoutMs');
+    if (options.clientCa !== undefined) validateClientCa(options.clientCa, 'clientCa');
     this.clock = options.clock ?? realClock;
     this.logger = (options.logger ?? silentLogger).child({ component: 'webhook' });
-    this.inFlight = new InFlightBudget(this.budget('maxInFlightBytes'));
+    const maxInFlight = this.budget('maxInFlightBytes');
+    this.inFlight = new InFlightBudget(
+      maxInFlight,
+      options.clientCa === undefined ? maxInFlight : Math.floor(maxInFlight * UNVERIFIED_IN_FLIGHT_SHARE),
+    );
+    this.connections = new ConnectionLimiter<ConnectionPool>({
+      pools: { unverified: this.budget('maxConnections'), verified: this.budget('maxVerifiedConnections') },
+      initialPool: 'unverified',
+      clock: this.clock,
+      onShed: (event) => {
+        this.count('connection_shed');
+        this.logger.debug(
+          { remote: event.remoteAddress, pool: event.pool, phase: event.phase },
+          'connection closed to make room for a new one (the pool is at its cap)',
+        );
+      },
+      onRefused: (event) => {
+        this.count('connection_limit');
+        this.logger.debug(
+          { remote: event.remoteAddress, pool: event.pool },
+          'connection dropped: every open connection is being answered',
+        );
+      },
+    });
     if (options.registry) {
       // Several servers may share one registry (tests, a process serving two ports): one counter for all.
       const existing = options.registry.getSingleMetric(REFUSALS_METRIC);
@@ -289,11 +389,9 @@ export class WebhookServer implements Runnable {
     return { refusals: Object.fromEntries(this.refusals), inFlightBytes: this.inFlight.inUse() };
   }
 
-  /** Connections open now (0 when not listening). */
-  openConnections(): Promise<number> {
-    const server = this.server;
-    if (!server) return Promise.resolve(0);
-    return new Promise((resolve) => server.getConnections((err, count) => resolve(err ? 0 : count)));
+  /** Connections open now (0 when not listening); `verified` counts those whose client certificate clientCa verified. */
+  openConnections(pool?: ConnectionPool): Promise<number> {
+    return Promise.resolve(this.server ? this.connections.size(pool) : 0);
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -336,6 +434,17 @@ export class WebhookServer implements Runnable {
     return this.options[key] ?? WEBHOOK_BUDGET_DEFAULTS[key];
   }
 
+  /** TLS options that ask callers for a client certificate and verify it against clientCa (never required). */
+  private clientVerification(): { requestCert?: boolean; rejectUnauthorized?: boolean; ca?: string } {
+    const ca = this.options.clientCa;
+    return ca === undefined ? {} : { requestCert: true, rejectUnauthorized: false, ca };
+  }
+
+  /** The connection presented a client certificate that clientCa verifies. */
+  private isVerified(socket: Socket | null): boolean {
+    return this.options.clientCa !== undefined && (socket as TLSSocket | null)?.authorized === true;
+  }
+
   private count(reason: WebhookRefusalReason): void {
     this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1);
     this.refusalCounter?.inc({ reason });
@@ -349,6 +458,7 @@ export class WebhookServer implements Runnable {
         cert: pair.certPem,
         key: pair.keyPem,
         minVersion: 'TLSv1.2',
+        ...this.clientVerification(),
         handshakeTimeout: this.budget('tlsHandshakeTimeoutMs'),
         headersTimeout: this.budget('headersTimeoutMs'),
         requestTimeout: this.budget('requestTimeoutMs'),
@@ -362,15 +472,17 @@ export class WebhookServer implements Runnable {
         this.serve(req, res).catch((err: unknown) => this.lastResort(req, res, err));
       },
     );
-    server.maxConnections = this.budget('maxConnections');
     server.maxHeadersCount = this.budget('maxHeadersCount');
-    server.on('drop', (data?: { remoteAddress?: string }) => {
-      this.count('connection_limit');
-      this.logger.debug(
-        { remote: data?.remoteAddress, maxConnections: server.maxConnections },
-        'connection dropped: too many open connections',
-      );
-    });
+    this.connections.attach(server);
+    if (this.options.clientCa !== undefined)
+      server.on('secureConnection', (socket: TLSSocket) => {
+        if (socket.authorized) this.connections.assign(socket, 'verified');
+        else
+          this.logger.debug(
+            { remote: socket.remoteAddress, err: socket.authorizationError?.message },
+            'caller presented no client certificate that clientCa verifies; served within the unverified share',
+          );
+      });
     server.on('tlsClientError', (err) => {
       // Includes connections cut by tlsHandshakeTimeoutMs.
       this.count('tls_error');
@@ -420,7 +532,12 @@ export class WebhookServer implements Runnable {
         logger: this.logger,
       },
       (pair) =>
-        this.server?.setSecureContext({ cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' }),
+        this.server?.setSecureContext({
+          cert: pair.certPem,
+          key: pair.keyPem,
+          minVersion: 'TLSv1.2',
+          ...this.clientVerification(),
+        }),
     );
     return this.certWatcher.start();
   }
@@ -430,7 +547,7 @@ export class WebhookServer implements Runnable {
     // Read once, up front: after a failed read the socket may already be detached (req.socket is then null).
     const remote = req.socket?.remoteAddress ?? '';
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const reservation = this.inFlight.reserve();
+    const reservation = this.inFlight.reserve(this.isVerified(req.socket));
     try {
       const handler = this.handlers.get(path);
       const converter = this.converters.get(path);
@@ -662,7 +779,8 @@ export class WebhookServer implements Runnable {
           `request body of ${declared} bytes exceeds the ${limit} byte limit`,
         ),
       );
-    if (declared > 0 && !reservation.grow(2 * declared)) return Promise.reject(busy());
+    // Nothing is reserved for the declared length: a caller declaring 7 MiB and trickling bytes would otherwise
+    // hold 14 MiB of the budget for nothing. The reservation grows with each chunk received (below).
     const scanner = new JsonShapeScanner({
       maxDepth: this.budget('maxJsonDepth'),
       maxValues: this.budget('maxJsonValues'),

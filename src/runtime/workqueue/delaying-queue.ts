@@ -23,7 +23,7 @@ export class DelayingWorkQueue<K> extends WorkQueue<K> implements DelayingQueue<
   /** When `timer` fires (Infinity when none is armed); may be before the first key is due (capped slice). */
   private timerDue = Infinity;
 
-  constructor(options: QueueOptions = {}) {
+  constructor(options: QueueOptions<K> = {}) {
     super(options);
   }
 

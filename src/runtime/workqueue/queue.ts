@@ -1,19 +1,23 @@
 // A FIFO of keys that need work, with client-go's guarantees:
 //  - Stingy: a key added while already queued is queued once; a key added while being processed is queued again
 //    once, after done() (so it is processed again, never concurrently).
-//  - Fair: keys are handed out in the order they were first added.
+//  - Fair: keys are handed out in the order they were first added, or in the order of `options.order` (e.g. a
+//    FairOrder: round-robin between tenants).
 //  - Shutdown: add() becomes a no-op; get() still hands out queued keys, then resolves `undefined`.
 // The caller must call done(key) exactly once for every key get() returned.
 import { realClock, type Clock } from '../clock.js';
+import { FifoOrder, type KeyOrder } from './key-order.js';
 import { noopQueueMetrics, type WorkQueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';
 
-export interface QueueOptions {
+export interface QueueOptions<K = unknown> {
   /** Queue name, used as the `name` label of metrics and in logs. Default: '' (unnamed: no metrics). */
   name?: string;
   /** Time source for metrics and delays. Default: realClock. */
   clock?: Clock;
   /** Metrics sink factory. Default: none (no metrics). */
   metricsProvider?: WorkQueueMetricsProvider;
+  /** The order waiting keys are handed out in; owned by this queue (a fresh instance). Default: a FifoOrder. */
+  order?: KeyOrder<K>;
 }
 
 export interface Queue<K> {
@@ -33,9 +37,8 @@ export interface Queue<K> {
 }
 
 export class WorkQueue<K> implements Queue<K> {
-  /** FIFO of keys to hand out; items[head..] are live. Every live key is in `dirty` and not in `processing`. */
-  private items: K[] = [];
-  private head = 0;
+  /** Keys to hand out. Every key in it is in `dirty` and not in `processing`, and is in it once. */
+  private readonly order: KeyOrder<K>;
   /** Keys that need processing (queued, or re-added while processing). */
   private readonly dirty = new Set<K>();
   /** Keys handed out by get() and not yet done(); may also be in `dirty` (then queued again at done()). */
@@ -52,7 +55,8 @@ export class WorkQueue<K> implements Queue<K> {
   private readonly timed: boolean;
   readonly name: string;
 
-  constructor(options: QueueOptions = {}) {
+  constructor(options: QueueOptions<K> = {}) {
+    this.order = options.order ?? new FifoOrder<K>();
     this.name = options.name ?? '';
     this.clock = options.clock ?? realClock;
     this.timed = Boolean(options.metricsProvider && this.name);
@@ -77,7 +81,7 @@ export class WorkQueue<K> implements Queue<K> {
   }
 
   len(): number {
-    return this.items.length - this.head;
+    return this.order.len();
   }
 
   get(): Promise<K | undefined> {
@@ -88,13 +92,8 @@ export class WorkQueue<K> implements Queue<K> {
 
   /** Non-blocking get(): a key (now processing) or undefined when none is queued. */
   tryGet(): K | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const key = this.items[this.head] as K;
-    this.head++;
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
+    const key = this.order.pop();
+    if (key === undefined) return undefined;
     this.startProcessing(key);
     return key;
   }
@@ -141,7 +140,7 @@ export class WorkQueue<K> implements Queue<K> {
       waiter(key);
       return;
     }
-    this.items.push(key);
+    this.order.push(key);
   }
 
   private startProcessing(key: K): void {

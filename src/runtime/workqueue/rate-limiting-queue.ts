@@ -13,7 +13,7 @@ export interface RateLimitingQueue<K> extends DelayingQueue<K> {
   numRequeues(key: K): number;
 }
 
-export interface RateLimitingQueueOptions<K> extends QueueOptions {
+export interface RateLimitingQueueOptions<K> extends QueueOptions<K> {
   /** Default: defaultControllerRateLimiter (5 ms..1000 s per key, max'd with a 10 qps / 100 burst bucket). */
   rateLimiter?: RateLimiter<K>;
 }

@@ -165,12 +165,14 @@ describe('webhook memory held by concurrent requests', () => {
   it('answers 503 when bodies in flight would exceed maxInFlightBytes, and serves again once they finish', async () => {
     const hook = await startWebhook({ maxInFlightBytes: 2 * MiB });
     try {
-      // Holds a reservation: 700 KiB declared (estimated 1.4 MiB), only part of it sent.
+      // Holds a reservation: 690 KiB of a declared 700 KiB sent (estimated 1.38 MiB; memory is reserved for bytes
+      // received, not declared).
       const holder = await connectTls(hook);
       const held = collect(holder);
-      holder.write(`${HEAD}Content-Length: ${700 * 1024}\r\n\r\n{"a":"`);
+      holder.write(`${HEAD}Content-Length: ${700 * 1024}\r\n\r\n{"a":"${'x'.repeat(690 * 1024 - 6)}`);
       // Wait (by state, not by time) until the server has taken the holder's reservation.
-      while (hook.server.stats().inFlightBytes === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      while (hook.server.stats().inFlightBytes < 2 * 690 * 1024)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       const refused = await post(hook, review('second', { data: 'x'.repeat(700 * 1024) }));
       expect(refused.status).toBe(503);
       expect(refused.text).toContain(`exceed the ${2 * MiB} byte memory budget`);

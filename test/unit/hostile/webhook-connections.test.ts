@@ -1,7 +1,7 @@
 // Connection-level abuse of the real WebhookServer on loopback (issue #10 item 8): a flood of half-open TLS
-// connections is capped by maxConnections with bounded heap, and slow clients at every stage (no ClientHello, no
-// request, headers or body trickled) are cut by the server near their configured timeout instead of after Node's
-// 30 s check interval. No assertion is tighter than 3x the configured timeout.
+// connections is capped by maxConnections (the oldest shed for newer ones) with bounded heap, and slow clients at
+// every stage (no ClientHello, no request, headers or body trickled) are cut by the server near their configured
+// timeout instead of after Node's 30 s check interval. No assertion is tighter than 3x the configured timeout.
 import net from 'node:net';
 import type tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import {
   post,
   review,
   startWebhook,
+  until,
   watchEventLoop,
   type RunningWebhook,
 } from './webhook-support.js';
@@ -81,7 +82,6 @@ describe('webhook connections from a hostile caller', () => {
     const flood: net.Socket[] = [];
     const closed: Promise<boolean>[] = [];
     let peak = 0;
-    const floodStart = performance.now();
     try {
       for (let i = 0; i < 1_500; i++) {
         // TCP only, never a ClientHello: the cheapest connection an attacker can hold.
@@ -95,17 +95,12 @@ describe('webhook connections from a hostile caller', () => {
         }
       }
       peak = Math.max(peak, await hook.server.openConnections());
-      const floodMs = performance.now() - floodStart;
       expect(peak).toBeLessThanOrEqual(200);
-      // Every one of them is closed by the server: dropped at accept, or cut at the handshake timeout.
+      // Every one of them is closed by the server: shed for a newer one at the cap, or cut at the handshake timeout.
       expect((await Promise.all(closed)).every(Boolean)).toBe(true);
-      // A slot frees only when the handshake timeout cuts its connection, so at most 200 connections get in per
-      // timeout window of the flood (how many windows it lasted depends on the machine); the rest are refused.
-      const windows = 1 + Math.ceil(floodMs / TIMEOUT_MS);
-      const refused = hook.server.stats().refusals.connection_limit ?? 0;
-      expect(refused).toBeGreaterThan(0);
-      expect(1_500 - refused).toBeLessThanOrEqual(200 * windows);
-      expect(await hook.server.openConnections()).toBe(0);
+      expect(hook.server.stats().refusals.connection_shed ?? 0).toBeGreaterThan(0);
+      // The server notices each close an instant after the client does.
+      await until(async () => (await hook.server.openConnections()) === 0);
     } finally {
       for (const socket of flood) socket.destroy();
     }

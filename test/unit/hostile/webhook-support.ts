@@ -145,3 +145,110 @@ export function watchEventLoop(): { stop(): number } {
 }
 
 export const MiB = 1024 * 1024;
+
+/** How a held connection misbehaves: silent after its handshake, or sending its request head or body slowly. */
+export type Holding = 'idle' | 'trickle-head' | 'trickle-body';
+
+export interface HeldConnections {
+  /** The held connections the server has not closed (yet). */
+  open(): number;
+  release(): void;
+}
+
+/**
+ * Opens `count` TLS connections to the webhook, in waves of 50 (so the listen backlog never decides who gets in),
+ * each behaving as `holding` says; trickling ones send one byte a second. Resolves once every one has completed its
+ * handshake or been closed by the server. Closed connections are not reopened.
+ */
+export async function holdConnections(
+  hook: RunningWebhook,
+  count: number,
+  holding: Holding | ((i: number) => Holding),
+): Promise<HeldConnections> {
+  const sockets = new Set<tls.TLSSocket>();
+  const trickling: { socket: tls.TLSSocket; rest: string }[] = [];
+  const behaviour = typeof holding === 'function' ? holding : () => holding;
+  for (let wave = 0; wave < count; wave += 50) {
+    const opened = Array.from({ length: Math.min(50, count - wave) }, (_, j) => {
+      const how = behaviour(wave + j);
+      return new Promise<void>((resolve) => {
+        const socket = tls.connect({ host: '127.0.0.1', port: hook.port, ca: hook.ca }, () => {
+          sockets.add(socket);
+          const head = `POST /mutate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`;
+          if (how === 'trickle-head') trickling.push({ socket, rest: head });
+          if (how === 'trickle-body') {
+            socket.write(`${head}{"a":"`);
+            trickling.push({ socket, rest: 'x'.repeat(990) });
+          }
+          resolve();
+        });
+        socket.on('error', () => undefined);
+        socket.resume();
+        socket.once('close', () => {
+          sockets.delete(socket);
+          resolve();
+        });
+      });
+    });
+    await Promise.all(opened);
+  }
+  const trickle = setInterval(() => {
+    for (const t of trickling) {
+      if (!t.socket.writable || t.rest.length === 0) continue;
+      t.socket.write(t.rest[0] ?? '');
+      t.rest = t.rest.slice(1);
+    }
+  }, 1_000);
+  return {
+    open: () => sockets.size,
+    release: () => {
+      clearInterval(trickle);
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
+/** Client TLS identity and connection reuse for postAs. */
+export interface Caller {
+  cert?: string;
+  key?: string;
+  /** A keep-alive agent to reuse connections (its own cert/key then apply). Default: a new connection. */
+  agent?: https.Agent;
+}
+
+/** POSTs `body` as `caller`; a connection the server closes or refuses is status 0. */
+export function postAs(
+  hook: RunningWebhook,
+  body: string | Buffer,
+  caller: Caller = {},
+  path = '/mutate',
+): Promise<Answer & { reusedSocket: boolean }> {
+  return new Promise((resolve) => {
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port: hook.port,
+        path,
+        method: 'POST',
+        ca: hook.ca,
+        cert: caller.cert,
+        key: caller.key,
+        agent: caller.agent ?? false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, reusedSocket: req.reusedSocket }));
+        res.on('error', (err) => resolve({ status: 0, text: err.message, reusedSocket: req.reusedSocket }));
+      },
+    );
+    req.on('error', (err) => resolve({ status: 0, text: err.message, reusedSocket: req.reusedSocket }));
+    req.end(body);
+  });
+}
+
+/** Resolves once `condition` holds, checking every 10 ms (state, not time, decides). */
+export async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 10));
+}

@@ -1,7 +1,8 @@
 // The JSON shape scanner against the parser's own view: depth and value counts of real and hostile documents, with
-// chunk boundaries anywhere, and strings that merely contain brackets.
+// chunk boundaries anywhere, and strings that merely contain brackets; and the budgeted parse every caller uses.
 import { describe, expect, it } from 'vitest';
-import { JsonShapeScanner, checkJsonShape } from './json-budget.js';
+import { JsonTooLargeError, TesseraError } from './errors.js';
+import { JsonShapeScanner, checkJsonShape, parseBudgetedJson } from './json-budget.js';
 
 const roomy = { maxDepth: 1_000, maxValues: 1_000_000 };
 
@@ -111,5 +112,47 @@ describe('checkJsonShape', () => {
       budget: 'depth',
       limit: 4,
     });
+  });
+});
+
+describe('parseBudgetedJson', () => {
+  const budget = { maxDepth: 3, maxValues: 10 };
+
+  it('parses a document within budget, from bytes or text, the same as JSON.parse', () => {
+    const text = JSON.stringify({ architecture: 'arm64', os: 'linux', history: [{ created_by: 'ö [x]' }] });
+    expect(parseBudgetedJson(Buffer.from(text), budget, 'the config')).toEqual(JSON.parse(text));
+    expect(parseBudgetedJson(text, budget, 'the config')).toEqual(JSON.parse(text));
+    // A view into a larger buffer is read at its own offset and length.
+    const framed = Buffer.from(`xx${text}yy`);
+    expect(
+      parseBudgetedJson(new Uint8Array(framed.buffer, framed.byteOffset + 2, text.length + 1), budget, 'x'),
+    ).toEqual(JSON.parse(text));
+  });
+
+  it('refuses a document nested too deep, or with too many values, naming it and the budget, without parsing', () => {
+    const deep = () => parseBudgetedJson(Buffer.from('[[[[1]]]]'), budget, 'the image config sha256:abc');
+    expect(deep).toThrow(JsonTooLargeError);
+    expect(deep).toThrow(
+      'the image config sha256:abc nests arrays and objects deeper than 3 levels, the most accepted; it was not parsed',
+    );
+    let wide: unknown;
+    try {
+      parseBudgetedJson(`[${'0,'.repeat(20)}0]`, budget, 'the token answer');
+    } catch (err) {
+      wide = err;
+    }
+    expect(wide).toBeInstanceOf(TesseraError);
+    expect(wide).toMatchObject({
+      code: 'TESSERA_JSON_TOO_LARGE',
+      what: 'the token answer',
+      budget: 'values',
+      limit: 10,
+      message:
+        'the token answer has more than 10 JSON values (arrays, objects and their items), the most accepted; it was not parsed',
+    });
+  });
+
+  it("leaves malformed JSON to the parser's SyntaxError", () => {
+    expect(() => parseBudgetedJson('{"a":', budget, 'x')).toThrow(SyntaxError);
   });
 });

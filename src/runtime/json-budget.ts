@@ -1,8 +1,10 @@
-// Measures the shape of a JSON body while its bytes arrive, before JSON.parse sees it: nesting depth and a count of
-// values, so a body that would make the parser recurse deeply or allocate millions of small objects is refused
-// after one cheap linear pass (constant memory, chunk boundaries anywhere). It does not validate JSON: malformed
-// text passes through to JSON.parse, which rejects it. Works on raw UTF-8 bytes: every byte of a multi-byte
-// character is >= 0x80, so it can never be mistaken for a quote, backslash, bracket or comma.
+// Measures the shape of a JSON document before JSON.parse sees it: nesting depth and a count of values, so a
+// document that would make the parser recurse deeply or allocate millions of small objects is refused after one
+// cheap linear pass (constant memory, chunk boundaries anywhere). For everything Tessera parses from outside its
+// control: admission webhook bodies, registry manifests, config blobs, token answers, alerts answers. It does not
+// validate JSON: malformed text passes through to JSON.parse, which rejects it. Works on raw UTF-8 bytes: every
+// byte of a multi-byte character is >= 0x80, so it can never be mistaken for a quote, backslash, bracket or comma.
+import { JsonTooLargeError } from './errors.js';
 
 /** Limits on the shape of one JSON document. */
 export interface JsonShapeBudget {
@@ -93,4 +95,25 @@ export function checkJsonShape(
   budget: JsonShapeBudget,
 ): JsonShapeViolation | undefined {
   return new JsonShapeScanner(budget).push(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
+}
+
+/**
+ * JSON.parse of `document` after its shape passed `budget`; throws JsonTooLargeError (TESSERA_JSON_TOO_LARGE,
+ * naming `what`, e.g. "the image config of registry/repo@sha256:...") without parsing when it does not. What the
+ * parser builds is then bounded by the budget: a few tens of bytes of heap per value. Malformed JSON throws the
+ * parser's SyntaxError, left to the caller to word. Callers should keep only the fields they need from the result.
+ */
+export function parseBudgetedJson(
+  document: Uint8Array | string,
+  budget: JsonShapeBudget,
+  what: string,
+): unknown {
+  const bytes = typeof document === 'string' ? Buffer.from(document, 'utf8') : document;
+  const violation = checkJsonShape(bytes, budget);
+  if (violation !== undefined) throw new JsonTooLargeError(what, violation.budget, violation.limit);
+  return JSON.parse(
+    typeof document === 'string'
+      ? document
+      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'),
+  );
 }
