@@ -3,14 +3,22 @@
 // anonymous, Basic or Bearer (tokens cached per scope, last challenge per registry remembered), re-sending at most
 // once after a 401. Requests per registry share a concurrency limit (cancelled waiters leave the queue); registry
 // text reaches errors only as a sanitised distribution error message. The caller decides which credential to try.
+// Every JSON answer (manifest, token, error body) is parsed only after its shape passed its budget (registry-json.ts).
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { checkRealm, preferredChallenge, type AuthChallenge } from './auth-challenge.js';
 import { KeyedConcurrencyLimit } from './concurrency-limit.js';
 import { isAnonymousCredential, type RegistryCredential } from './docker-config.js';
 import { RegistryError, RegistryResponseError } from './errors.js';
+import { parseBudgetedJson } from '../runtime/light.js';
 import { isSchema1, manifestAcceptHeader, manifestKind, type ManifestKind } from './media-types.js';
 import { apiHost } from './reference.js';
+import {
+  defaultRegistryJsonBudgets,
+  parseRegistryJson,
+  registryJsonBudgets,
+  type RegistryJsonBudgets,
+} from './registry-json.js';
 import { registryText } from './registry-text.js';
 import { TokenCache } from './token-cache.js';
 import { RegistryTransport, type HttpResponse, type TransportOptions } from './transport.js';
@@ -59,6 +67,11 @@ export interface DistributionClientOptions extends TransportOptions {
   readonly maxRegistryStateBytes?: number;
   /** Estimated bytes of bearer tokens kept (least recently used dropped first). Default: 8 MiB. */
   readonly maxTokenCacheBytes?: number;
+  /**
+   * Shape budgets (depth, values) of the JSON documents received, per kind, checked before parsing; a document
+   * over its budget fails with TESSERA_REGISTRY_TOO_LARGE. Default: `defaultRegistryJsonBudgets`.
+   */
+  readonly jsonBudgets?: Partial<RegistryJsonBudgets>;
 }
 
 /** Longest challenge parameter (realm, service) remembered, in characters; longer challenges are not cached. */
@@ -121,6 +134,7 @@ export class DistributionClient {
   private readonly maxManifestBytes: number;
   private readonly maxTokenBytes: number;
   private readonly trustedRealmHosts: readonly string[];
+  private readonly jsonBudgets: RegistryJsonBudgets;
 
   constructor(options: DistributionClientOptions = {}) {
     this.transport = new RegistryTransport(options);
@@ -137,6 +151,7 @@ export class DistributionClient {
     this.maxManifestBytes = options.maxManifestBytes ?? defaultMaxManifestBytes;
     this.maxTokenBytes = options.maxTokenBytes ?? 1024 * 1024;
     this.trustedRealmHosts = options.trustedRealmHosts ?? [];
+    this.jsonBudgets = registryJsonBudgets(options.jsonBudgets);
   }
 
   /**
@@ -176,14 +191,12 @@ export class DistributionClient {
     }
     // A header digest in an algorithm we cannot compute is ignored; the image digest is then our sha256.
     const digest = computed ?? digestOf(body, 'sha256') ?? '';
-    let json: unknown;
-    try {
-      json = JSON.parse(body.toString('utf8'));
-    } catch (err) {
-      throw new RegistryError('TESSERA_REGISTRY_BAD_RESPONSE', `${what}: the manifest is not valid JSON`, {
-        cause: err,
-      });
-    }
+    const json = parseRegistryJson(
+      body,
+      this.jsonBudgets.manifest,
+      what,
+      `${what}: the manifest is not valid JSON`,
+    );
     const headerType = (response.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
     const bodyType =
       typeof json === 'object' && json !== null && 'mediaType' in json && typeof json.mediaType === 'string'
@@ -248,9 +261,9 @@ export class DistributionClient {
     return this.registryState.calculatedSize;
   }
 
-  /** Trusts these CA certificates from the next request on (see RegistryTransport.setCaCertificates). */
-  setCaCertificates(caCertificates: readonly string[]): void {
-    this.transport.setCaCertificates(caCertificates);
+  /** Trusts these CA certificates (process-wide, per host) from the next request on (see RegistryTransport). */
+  setCaCertificates(...trust: Parameters<RegistryTransport['setCaCertificates']>): void {
+    this.transport.setCaCertificates(...trust);
   }
 
   async close(): Promise<void> {
@@ -453,14 +466,12 @@ export class DistributionClient {
         `${what}: HTTP ${response.status}`,
       );
     }
-    let doc: unknown;
-    try {
-      doc = JSON.parse(response.body.toString('utf8'));
-    } catch (err) {
-      throw new RegistryError('TESSERA_REGISTRY_BAD_RESPONSE', `${what}: the answer is not JSON`, {
-        cause: err,
-      });
-    }
+    const doc = parseRegistryJson(
+      response.body,
+      this.jsonBudgets.token,
+      `${what}: the answer`,
+      `${what}: the answer is not JSON`,
+    );
     const record = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>) : {};
     const token =
       typeof record.token === 'string'
@@ -485,7 +496,7 @@ export class DistributionClient {
     credential: RegistryCredential | undefined,
   ): RegistryError {
     const url = this.displayUrl(location, path);
-    const detail = registryErrorDetail(response.body);
+    const detail = registryErrorDetail(response.body, this.jsonBudgets.errorBody);
     switch (response.status) {
       case 401:
       case 403:
@@ -517,14 +528,15 @@ export class DistributionClient {
 
 /**
  * `: CODE message` from the first entry of a distribution error body (`{"errors": [...]}`), or ''. Only those
- * two fields are shown, sanitised and capped: any other body text never reaches a message.
+ * two fields are shown, sanitised and capped: any other body text never reaches a message. A body over `budget`
+ * is not parsed (no detail).
  */
-export function registryErrorDetail(body: Buffer): string {
+export function registryErrorDetail(body: Buffer, budget = defaultRegistryJsonBudgets.errorBody): string {
   let doc: unknown;
   try {
-    doc = JSON.parse(body.toString('utf8'));
+    doc = parseBudgetedJson(body, budget, 'a registry error body');
   } catch {
-    return ''; // not JSON: no detail
+    return ''; // not JSON, or over budget: no detail
   }
   if (typeof doc !== 'object' || doc === null || !('errors' in doc) || !Array.isArray(doc.errors)) return '';
   const first: unknown = doc.errors[0];

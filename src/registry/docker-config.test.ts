@@ -114,6 +114,26 @@ describe('pull secret budgets', () => {
     );
   });
 
+  it('refuses a secret of nested or tiny arrays within the byte limit before parsing it, naming the shape', () => {
+    const depth = pullSecretBudget.maxBytes / 2 - 16;
+    const nested = `{"auths":{},"x":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const deep = failure(() => parseDockerConfigJson(nested, 'team/nested'));
+    expect(deep.code).toBe('TESSERA_REGISTRY_INVALID_PULL_SECRET');
+    expect(deep.message).toContain(`deeper than ${pullSecretBudget.maxDepth} levels`);
+    const tiny = `{"auths":{},"x":[${Array.from({ length: 60_000 }, () => '0').join(',')}]}`;
+    expect(tiny.length).toBeLessThan(pullSecretBudget.maxBytes);
+    const many = failure(() => parseDockerConfigJson(tiny, 'team/tiny'));
+    expect(many.message).toContain(`more than ${pullSecretBudget.maxValues} JSON values`);
+    // A real secret at the entry limit fits the shape budget.
+    const auths = Object.fromEntries(
+      Array.from({ length: pullSecretBudget.maxEntries }, (_, i) => [
+        `r${i}.example.io`,
+        { auth: b64('u:p'), username: 'u', password: 'p', email: 'e@example.io' },
+      ]),
+    );
+    expect(entriesOfPullSecret(secretOf({ auths }), 'team/full')).toHaveLength(pullSecretBudget.maxEntries);
+  });
+
   it('keeps an entry named like an Object.prototype member as plain data', () => {
     const doc = `{"auths":{"__proto__":{"auth":"${b64('u:p')}"},"constructor":{"auth":"${b64('v:q')}"}}}`;
     expect(parseDockerConfigJson(doc, 'x').map((e) => [e.key, e.credential.username])).toEqual([

@@ -4,7 +4,7 @@
 // `username`/`password`, and an entry with neither is kept (it matches, and is then tried anonymously). Pure; a
 // malformed secret throws InvalidPullSecretError naming the secret and the entry, never the credentials.
 import { InvalidPullSecretError } from './errors.js';
-import { isRecord } from '../runtime/light.js';
+import { isRecord, JsonTooLargeError, parseBudgetedJson } from '../runtime/light.js';
 
 export const dockerConfigJsonSecretType = 'kubernetes.io/dockerconfigjson';
 export const dockerCfgSecretType = 'kubernetes.io/dockercfg';
@@ -21,6 +21,12 @@ export const pullSecretBudget = {
   maxBytes: 256 * 1024,
   /** Most registry entries (`auths` keys) in one secret. */
   maxEntries: 200,
+  /**
+   * JSON shape, scanned before parsing: a real secret is 3 levels deep with a handful of values per entry, so this
+   * fits 200 entries with room to spare, while 256 KiB of nested or tiny arrays is refused unparsed.
+   */
+  maxDepth: 8,
+  maxValues: 10_000,
 } as const;
 
 /** One user name and password for a registry. */
@@ -102,8 +108,10 @@ function parseJson(text: string, source: string): unknown {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > pullSecretBudget.maxBytes) throw tooLarge(source, bytes);
   try {
-    return JSON.parse(text);
+    return parseBudgetedJson(text, pullSecretBudget, 'the content');
   } catch (err) {
+    if (err instanceof JsonTooLargeError)
+      throw new InvalidPullSecretError(source, `${err.message}; remove unused registries`, { cause: err });
     throw new InvalidPullSecretError(source, 'the content is not valid JSON', { cause: err });
   }
 }

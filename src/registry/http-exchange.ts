@@ -4,7 +4,9 @@
 // nothing and reads no more of the body than the caller iterates. Close it to release its connections.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
-import { addressClass, addressRefusedCode } from './redirect-policy.js';
+import { defaultAddressPolicy, type AddressPolicy } from './address-policy.js';
+import { addressRefusedCode } from './redirect-policy.js';
+import { caCertificatesForHost, registryHostKey, type HostCaCertificates } from './registry-cas.js';
 
 export interface ExchangeRequest {
   readonly url: URL;
@@ -32,8 +34,12 @@ export interface HttpExchange {
 }
 
 export interface ExchangeOptions {
-  /** Extra PEM CA certificates trusted on top of Node's bundled roots. */
+  /** Extra PEM CA certificates trusted on top of Node's bundled roots, for every host. */
   readonly caCertificates: readonly string[];
+  /** PEM CA bundles trusted only for connections to their host (see registry-cas.ts). */
+  readonly hostCaCertificates: HostCaCertificates;
+  /** Which addresses may be dialed; judged on every resolved address. Default: defaultAddressPolicy. */
+  readonly addressPolicy?: AddressPolicy;
   /** Connect timeout in ms. */
   readonly connectTimeoutMs: number;
   /** Connections kept per origin. */
@@ -50,22 +56,25 @@ export type HostLookup = (
 ) => void;
 
 /**
- * Wraps a resolver so that a host name resolving to a link-local or unspecified address (cloud metadata,
- * `0.0.0.0`) fails before any connection: the address policy judges literals before the request, this catches
- * names (`metadata.google.internal`, DNS rebinding) at connect time, for every connection the HTTP library opens.
+ * Wraps a resolver so that a host name resolving to an address the policy refuses (link-local or unspecified: cloud
+ * metadata, `0.0.0.0`; or an admin-denied range) fails before any connection: the transport judges literals before
+ * the request, this catches names (`metadata.google.internal`, DNS rebinding) at connect time, for every connection
+ * the HTTP library opens. One refused address refuses the name (the library may try any of them).
  */
-export function refusingLookup(base: HostLookup = dnsLookup as unknown as HostLookup): HostLookup {
+export function refusingLookup(
+  base: HostLookup = dnsLookup as unknown as HostLookup,
+  policy: AddressPolicy = defaultAddressPolicy,
+): HostLookup {
   return (hostname, options, callback) => {
     base(hostname, options, (err, address, family) => {
       if (err) return callback(err, address, family);
       const all = typeof address === 'string' ? [{ address, family: family ?? 0 }] : address;
-      const refused = all.find((a) => {
-        const kind = addressClass(a.address);
-        return kind === 'link-local' || kind === 'unspecified';
-      });
-      if (refused !== undefined) {
+      for (const a of all) {
+        const verdict = policy.judge(a.address);
+        if (verdict.allow) continue;
+        // node:net wants an ErrnoException here; the transport turns it into TESSERA_REGISTRY_BLOCKED by its code.
         const error: NodeJS.ErrnoException = new Error(
-          `${hostname} resolves to ${refused.address}, a ${addressClass(refused.address)} address; not connecting`,
+          `${hostname} resolves to an address the operator does not reach: ${verdict.reason}; not connecting`,
         );
         error.code = addressRefusedCode;
         return callback(error, address, family);
@@ -73,6 +82,40 @@ export function refusingLookup(base: HostLookup = dnsLookup as unknown as HostLo
       callback(null, address, family);
     });
   };
+}
+
+/**
+ * The verified-TLS agents of an exchange: one shared by every host that has no CA bundle of its own (Node's roots
+ * and the process-wide CAs), one per host that has one, made on first use (so at most one per listed host). An agent
+ * only ever dials its own host, so a host-scoped CA never verifies another host's certificate.
+ */
+export class TrustedAgents<A> {
+  private readonly shared: A;
+  private readonly perHost = new Map<string, A>();
+
+  constructor(
+    private readonly options: Pick<ExchangeOptions, 'caCertificates' | 'hostCaCertificates'>,
+    private readonly create: (trust: ReturnType<typeof trustOptions>) => A,
+  ) {
+    this.shared = create(trustOptions(options.caCertificates));
+  }
+
+  /** The agent for a connection to `host` (URL.host). */
+  for(host: string): A {
+    const key = registryHostKey(host) ?? '';
+    if (!this.options.hostCaCertificates.has(key)) return this.shared;
+    let agent = this.perHost.get(key);
+    if (agent === undefined) {
+      const cas = caCertificatesForHost(this.options.caCertificates, this.options.hostCaCertificates, key);
+      agent = this.create(trustOptions(cas));
+      this.perHost.set(key, agent);
+    }
+    return agent;
+  }
+
+  all(): A[] {
+    return [this.shared, ...this.perHost.values()];
+  }
 }
 
 /**

@@ -13,7 +13,16 @@ export {
   type DistributionClientOptions,
   type RepositoryLocation,
 } from './distribution-client.js';
-export { Keyring, keyMatchesImage, maxKeyringKeyLength, normalizeKeyringKey } from './keyring.js';
+export {
+  DEFAULT_MAX_KEYRING_LOOKUP_STEPS,
+  Keyring,
+  keyMatchesImage,
+  maxKeyringKeyLength,
+  normalizeKeyringKey,
+  SecretKeys,
+  type KeyringMatch,
+  type KeyringOptions,
+} from './keyring.js';
 export { keyringFromSecrets, type NamedPullSecret, type PodKeyring } from './credentials.js';
 export {
   dockerCfgKey,
@@ -45,6 +54,13 @@ export {
   type SkippedEntries,
 } from './platforms.js';
 export { sameCaCertificates, type UnreachableEvent } from './transport.js';
+export { registryHostKey, sameHostCaCertificates, type HostCaCertificates } from './registry-cas.js';
+export {
+  AddressPolicy,
+  loopbackRanges,
+  type AddressPolicyOptions,
+  type AddressVerdict,
+} from './address-policy.js';
 export { formatReference, parseImageReference, type ImageReference } from './reference.js';
 export { isAbort, RegistryError, type RegistryErrorCode } from './errors.js';
 export { classifyRegistryFailure, type RegistryFailureClass } from './failure-class.js';

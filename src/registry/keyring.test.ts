@@ -124,6 +124,47 @@ describe('Keyring', () => {
     expect(users(keyring, 'quay.io/other/app')).toEqual(['pod-host', 'pod-wild', 'global-host']);
   });
 
+  it('keeps the kubelet order across its index (label count, last label): every matching key, reverse-sorted', () => {
+    const keys = [
+      '*.io',
+      'quay.*',
+      'quay.io',
+      'quay.io/team',
+      '*.*',
+      'q*.io',
+      '*.example.io',
+      'a.quay.io',
+      '*',
+    ];
+    const keyring = Keyring.of(keys.map((k) => entry(k, k)));
+    for (const image of ['quay.io/team/app', 'quay.io/x', 'quay.dev/x', 'a.quay.io/x', 'localhost/x']) {
+      const expected = [...keys]
+        .sort()
+        .reverse()
+        .filter((k) => keyMatchesImage(k, image));
+      expect(users(keyring, image), image).toEqual(expected);
+      expect(keyring.match(image).complete).toBe(true);
+    }
+  });
+
+  it('stops a lookup at its step budget and reports it, keeping what matched so far in order', () => {
+    const reported: [string, number][] = [];
+    const keyring = Keyring.of(
+      [
+        entry('x.io', 'exact'),
+        ...Array.from({ length: 50 }, (_, i) => entry(`*${'x'.repeat(30)}y${i}*.io`, 'e')),
+      ],
+      [],
+      { maxLookupSteps: 500, onLookupBudgetExceeded: (image, max) => reported.push([image, max]) },
+    );
+    const image = `${'x'.repeat(60)}.io/app`;
+    expect(keyring.match(image)).toMatchObject({ complete: false, steps: 500, credentials: [] });
+    expect(users(keyring, 'x.io/app')).toEqual(['exact']);
+    expect(reported).toEqual([]);
+    keyring.lookup(image);
+    expect(reported).toEqual([[image, 500]]);
+  });
+
   it('serves Docker Hub images with index.docker.io, docker.io and the legacy v1 URL keys', () => {
     expect(
       users(Keyring.of([entry('https://index.docker.io/v1/', 'legacy')]), 'docker.io/library/nginx'),

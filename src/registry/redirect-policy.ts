@@ -3,8 +3,10 @@
 // connecting, for every redirect hop and for the first request too (then `from` is the origin: a registry the
 // pod named, or for a token realm the registry that named it), so an image on 169.254.169.254 is refused like a
 // redirect there (the default verdict applies; a RedirectPolicy hook decides redirects only). A registry on a
-// loopback or private literal stays reachable (tests, dev, in-cluster registries). Limit: only literal IP addresses (and `localhost`) are classified; a hostname that resolves to a
-// private or link-local address is treated as public, since names are resolved later by the HTTP library.
+// loopback or private literal stays reachable (tests, dev, in-cluster registries) unless the admin's address policy
+// denies it (address-policy.ts, judged on every hop's address, resolved names included). Limit: only literal IP
+// addresses (and `localhost`) are classified here; a hostname is treated as public, since names are resolved later
+// by the HTTP library (where the address policy judges what they resolve to).
 
 /** How far an address reaches: public hosts (and every hostname) vs. addresses that must not be redirected to. */
 export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'unspecified';

@@ -2,12 +2,11 @@
 // policy) it tries each credential the keyring matches for that source, kubelet-style (no anonymous fallback
 // once credentials match), reads the manifest and, for a single manifest, its config blob. Not cached: wrap
 // it in CachingInspector. Owns its DistributionClient unless one is passed in; call close() when done.
+// Documents are reduced to the fields the placement needs as soon as they are parsed (the platforms of an index,
+// the config descriptor of a manifest, the platform facts of a config), so no parsed document is held while
+// another request is awaited.
 import { KeyedConcurrencyLimit } from './concurrency-limit.js';
-import {
-  DistributionClient,
-  type DistributionClientOptions,
-  type FetchedManifest,
-} from './distribution-client.js';
+import { DistributionClient, type DistributionClientOptions } from './distribution-client.js';
 import { isAnonymousCredential, type RegistryCredential } from './docker-config.js';
 import { InvalidArgumentError } from '../runtime/light.js';
 import { isAbort, RegistryError } from './errors.js';
@@ -29,8 +28,23 @@ import {
   factsOfConfig,
   readIndex,
   type ConfigFacts,
+  type ImagePlatform,
+  type SkippedEntries,
 } from './platforms.js';
 import { formatReference, manifestReference, parseImageReference, type ImageReference } from './reference.js';
+import { parseRegistryJson, registryJsonBudgets, type RegistryJsonBudgets } from './registry-json.js';
+
+/** What an inspection keeps of a manifest it read: its identity and the fields the placement needs. */
+type ManifestSummary = { readonly mediaType: string; readonly digest: string } & (
+  | { readonly kind: 'index'; readonly platforms: ImagePlatform[]; readonly skipped: SkippedEntries }
+  | { readonly kind: 'manifest'; readonly config: ConfigDescriptor }
+);
+
+/** The config blob a single manifest points at. */
+interface ConfigDescriptor {
+  readonly digest: string;
+  readonly size: number;
+}
 
 export interface RegistryInspectorOptions extends DistributionClientOptions {
   /** Client to use (shared connections, tokens). Default: a new one built from these options, closed by close(). */
@@ -76,6 +90,7 @@ export class RegistryInspector implements ImageInspector {
   private readonly maxConfigBytes: number;
   private readonly maxIndexEntries: number;
   private readonly probeIndexForBundle: boolean;
+  private readonly jsonBudgets: RegistryJsonBudgets;
   private readonly allSlots: KeyedConcurrencyLimit;
   private readonly perCallerLimit: number;
   /** Per-caller slots, keyed by the caller's group object; collected with it. */
@@ -88,6 +103,7 @@ export class RegistryInspector implements ImageInspector {
     this.maxConfigBytes = options.maxConfigBytes ?? 8 * 1024 * 1024;
     this.maxIndexEntries = options.maxIndexEntries ?? defaultMaxIndexEntries;
     this.probeIndexForBundle = options.probeIndexForBundle ?? true;
+    this.jsonBudgets = registryJsonBudgets(options.jsonBudgets);
     const all = options.maxConcurrentInspections ?? 32;
     const perCaller = options.maxConcurrentInspectionsPerCaller ?? 4;
     for (const [field, value] of [
@@ -214,7 +230,7 @@ export class RegistryInspector implements ImageInspector {
     signal: AbortSignal | undefined,
   ): Promise<ImageInspection> {
     const what = formatReference(ref);
-    const manifest = await this.client.getManifest(source, manifestReference(ref), credential, signal);
+    const manifest = await this.readManifest(source, manifestReference(ref), credential, what, signal);
     const common = {
       reference: what,
       digest: manifest.digest,
@@ -222,7 +238,7 @@ export class RegistryInspector implements ImageInspector {
       source: `${source.registry}/${source.repository}`,
     };
     if (manifest.kind === 'index') {
-      const { platforms, skipped } = readIndex(manifest.json, what, this.maxIndexEntries);
+      const { platforms, skipped } = manifest;
       // Like MTO: an operator bundle published as an index is recognised by the config of its runnable manifest,
       // and then counts as every architecture. A bundle is built FROM scratch for one platform, so only an index
       // that lists a single platform (attestations aside) is probed: an index of several platforms answers with
@@ -240,7 +256,7 @@ export class RegistryInspector implements ImageInspector {
         skippedEntries: skipped,
       };
     }
-    const facts = await this.configFacts(manifest, source, credential, what, signal);
+    const facts = await this.configFacts(manifest.config, source, credential, what, signal);
     const platforms =
       facts.architecture === ''
         ? []
@@ -273,24 +289,48 @@ export class RegistryInspector implements ImageInspector {
     signal: AbortSignal | undefined,
   ): Promise<boolean> {
     try {
-      const child = await this.client.getManifest(source, digest, credential, signal);
+      const child = await this.readManifest(source, digest, credential, what, signal);
       if (child.kind !== 'manifest') return false;
-      return (await this.configFacts(child, source, credential, what, signal)).operatorBundle;
+      return (await this.configFacts(child.config, source, credential, what, signal)).operatorBundle;
     } catch (err) {
       if (isAbort(err) || !(err instanceof RegistryError)) throw err;
       return false;
     }
   }
 
-  /** Reads the config blob of single manifest `manifest` (size-checked before the request). */
+  /**
+   * Reads manifest `reference` and keeps only its summary: the parsed document, up to the manifest budget, is
+   * dropped when this returns, before the caller awaits anything else (with many inspections in flight, holding
+   * each one's document while its config blob downloads would multiply that budget).
+   */
+  private async readManifest(
+    source: PullSource,
+    reference: string,
+    credential: RegistryCredential | undefined,
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<ManifestSummary> {
+    const { kind, mediaType, digest, json } = await this.client.getManifest(
+      source,
+      reference,
+      credential,
+      signal,
+    );
+    if (kind === 'index') {
+      const { platforms, skipped } = readIndex(json, what, this.maxIndexEntries);
+      return { kind, mediaType, digest, platforms, skipped };
+    }
+    return { kind, mediaType, digest, config: configDescriptorOf(json, what) };
+  }
+
+  /** Reads the config blob `config` of a single manifest (size-checked before the request). */
   private async configFacts(
-    manifest: FetchedManifest,
+    config: ConfigDescriptor,
     source: PullSource,
     credential: RegistryCredential | undefined,
     what: string,
     signal: AbortSignal | undefined,
   ): Promise<ConfigFacts> {
-    const config = configDescriptorOf(manifest.json, what);
     if (config.size > this.maxConfigBytes) {
       throw new RegistryError(
         'TESSERA_REGISTRY_TOO_LARGE',
@@ -298,17 +338,15 @@ export class RegistryInspector implements ImageInspector {
       );
     }
     const blob = await this.client.getBlob(source, config.digest, credential, this.maxConfigBytes, signal);
-    let configJson: unknown;
-    try {
-      configJson = JSON.parse(blob.toString('utf8'));
-    } catch (err) {
-      throw new RegistryError(
-        'TESSERA_REGISTRY_BAD_RESPONSE',
-        `${what}: the image config is not valid JSON`,
-        { cause: err },
-      );
-    }
-    return factsOfConfig(configJson, what);
+    // Parsed and reduced to its facts in one synchronous step: the document never outlives this call.
+    const document = parseRegistryJson(
+      blob,
+      this.jsonBudgets.config,
+      // The digest as `docker images` shortens it, so the verdict fits the pod's 256-character annotation.
+      `${what}: the image config ${config.digest.slice(0, config.digest.indexOf(':') + 13)}`,
+      `${what}: the image config is not valid JSON`,
+    );
+    return factsOfConfig(document, what);
   }
 
   /**
@@ -316,8 +354,8 @@ export class RegistryInspector implements ImageInspector {
    * registry CA bundle, which an admin may change while the operator runs. Applies to the client this inspector
    * uses, also one passed in.
    */
-  setCaCertificates(caCertificates: readonly string[]): void {
-    this.client.setCaCertificates(caCertificates);
+  setCaCertificates(...trust: Parameters<DistributionClient['setCaCertificates']>): void {
+    this.client.setCaCertificates(...trust);
   }
 
   async close(): Promise<void> {

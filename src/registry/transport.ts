@@ -1,13 +1,17 @@
 // One bounded HTTP GET against a registry, following redirects itself: at most `maxRedirects` hops, each one
 // checked by the redirect policy before any connection (https only unless the target is an insecure registry; no
-// link-local, unspecified, or foreign loopback/private addresses: see redirect-policy.ts), `Authorization`
-// dropped when a redirect leaves the origin (blob storage must not see registry credentials). Bodies larger than the caller's limit are cut off; every attempt
+// link-local, unspecified, or foreign loopback/private addresses: see redirect-policy.ts) and every hop's address
+// by the address policy (address-policy.ts; resolved names at connect time), `Authorization` dropped when a
+// redirect leaves the origin (blob storage must not see registry credentials). Each connection is verified with the
+// CAs of the host it dials (registry-cas.ts). Bodies larger than the caller's limit are cut off; every attempt
 // has a deadline; 429/5xx and transport failures are retried per the RetryPolicy, honouring Retry-After.
 // The caller owns `close()`. Errors are RegistryResponseError with URLs that never carry credentials.
 // The HTTP library (undici by default, node:https for one-shot commands) is loaded on first use.
+import { defaultAddressPolicy, type AddressPolicy } from './address-policy.js';
 import { RegistryError, RegistryResponseError } from './errors.js';
 import type { ExchangeOptions, ExchangeResponse, HostLookup, HttpExchange } from './http-exchange.js';
 import { addressRefusedCode, defaultRedirectVerdict, type RedirectPolicy } from './redirect-policy.js';
+import { sameHostCaCertificates, type HostCaCertificates } from './registry-cas.js';
 import { registryText } from './registry-text.js';
 import {
   defaultRetryPolicy,
@@ -18,8 +22,20 @@ import {
 } from './retry-policy.js';
 
 export interface TransportOptions {
-  /** Extra PEM CA certificates trusted on top of Node's bundled roots. Default: none. */
+  /** Extra PEM CA certificates trusted on top of Node's bundled roots, for every host. Default: none. */
   readonly caCertificates?: readonly string[];
+  /**
+   * PEM CA bundles trusted only for connections to their host (`host` or `host:port`, see registryHostKey), as
+   * CRI-O reads /etc/docker/certs.d/<host>/: a redirect or token realm on another host never uses them.
+   * Default: none.
+   */
+  readonly hostCaCertificates?: HostCaCertificates;
+  /**
+   * Which addresses may be dialed, for every hop (images, mirrors, redirects, token realms), literals before the
+   * request and names when resolved. Refusals fail with TESSERA_REGISTRY_BLOCKED. Default: defaultAddressPolicy
+   * (no link-local or unspecified address).
+   */
+  readonly addressPolicy?: AddressPolicy;
   /** Connect timeout in ms. Default: 10_000. */
   readonly connectTimeoutMs?: number;
   /** Deadline of one attempt (connect, headers and body) in ms. Default: 30_000. */
@@ -42,8 +58,8 @@ export interface TransportOptions {
   /** Connections kept per origin. Default: 16. */
   readonly connectionsPerOrigin?: number;
   /**
-   * Host name resolver (tests inject one). Default: dns.lookup. Either way, names resolving to link-local or
-   * unspecified addresses are refused at connect time (TESSERA_REGISTRY_BLOCKED).
+   * Host name resolver (tests inject one). Default: dns.lookup. Either way, names resolving to an address the
+   * address policy refuses are refused at connect time (TESSERA_REGISTRY_BLOCKED).
    */
   readonly lookup?: HostLookup;
   /**
@@ -161,10 +177,13 @@ export class RegistryTransport {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly onUnreachable: ((event: UnreachableEvent) => void) | undefined;
+  private readonly addressPolicy: AddressPolicy;
 
   constructor(options: TransportOptions = {}) {
     this.exchangeOptions = {
       caCertificates: options.caCertificates ?? [],
+      hostCaCertificates: new Map(options.hostCaCertificates ?? []),
+      addressPolicy: options.addressPolicy ?? defaultAddressPolicy,
       connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
       connectionsPerOrigin: options.connectionsPerOrigin ?? 16,
       ...(options.lookup ? { lookup: options.lookup } : {}),
@@ -178,6 +197,7 @@ export class RegistryTransport {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.onUnreachable = options.onUnreachable;
+    this.addressPolicy = options.addressPolicy ?? defaultAddressPolicy;
   }
 
   private getExchange(): Promise<HttpExchange> {
@@ -237,6 +257,17 @@ export class RegistryTransport {
     let headers = { ...options.headers };
     let insecure = options.insecure;
     for (let hop = 0; ; hop++) {
+      // An address literal the address policy refuses is never connected to (names: at connect time, see
+      // refusingLookup), so a denied range answers at once, whatever listens there: no timing to measure.
+      const address = this.addressPolicy.judgeHost(url.hostname);
+      if (!address.allow) {
+        throw new RegistryResponseError(
+          'TESSERA_REGISTRY_BLOCKED',
+          redactedUrl(url),
+          undefined,
+          `${options.what}: refusing to contact ${registryText(url.host)}: ${registryText(address.reason)}; the operator does not reach such addresses`,
+        );
+      }
       const response = await this.once(url, headers, insecure, options);
       if (![301, 302, 303, 307, 308].includes(response.status)) return response;
       const location = response.headers.location;
@@ -338,7 +369,7 @@ export class RegistryTransport {
           'TESSERA_REGISTRY_BLOCKED',
           redactedUrl(url),
           undefined,
-          `${options.what}: refusing to contact ${registryText(url.host)}: it resolves to a link-local or unspecified address; the operator does not reach such addresses`,
+          `${options.what}: refusing to contact ${registryText(url.host)}: it resolves to an address the operator does not reach (link-local, unspecified, or denied by its address policy)`,
           { cause: err },
         );
       }
@@ -410,13 +441,25 @@ export class RegistryTransport {
   }
 
   /**
-   * Trusts `caCertificates` (on top of Node's roots) from the next request on, e.g. after the cluster's registry CA
-   * bundle changed. Requests already under way finish on their connections; those connections are closed once the
-   * longest attempt could have ended. No-op when the list is unchanged.
+   * Trusts `caCertificates` (on top of Node's roots, every host) and `hostCaCertificates` (each only for its host)
+   * from the next request on, e.g. after the cluster's registry CA bundles changed. Requests already under way
+   * finish on their connections; those connections are closed once the longest attempt could have ended. No-op
+   * when both are unchanged.
    */
-  setCaCertificates(caCertificates: readonly string[]): void {
-    if (sameCaCertificates(caCertificates, this.exchangeOptions.caCertificates)) return;
-    this.exchangeOptions = { ...this.exchangeOptions, caCertificates: [...caCertificates] };
+  setCaCertificates(
+    caCertificates: readonly string[],
+    hostCaCertificates: HostCaCertificates = new Map(),
+  ): void {
+    if (
+      sameCaCertificates(caCertificates, this.exchangeOptions.caCertificates) &&
+      sameHostCaCertificates(hostCaCertificates, this.exchangeOptions.hostCaCertificates)
+    )
+      return;
+    this.exchangeOptions = {
+      ...this.exchangeOptions,
+      caCertificates: [...caCertificates],
+      hostCaCertificates: new Map(hostCaCertificates),
+    };
     const old = this.exchange;
     this.exchange = undefined;
     if (old === undefined) return;

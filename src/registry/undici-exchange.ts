@@ -1,10 +1,11 @@
-// HttpExchange on undici: one Agent for verified TLS (Node's roots plus extra CAs) and one for insecure
-// registries, each keeping `connectionsPerOrigin` pooled connections. The default for long-running processes.
+// HttpExchange on undici: Agents for verified TLS (Node's roots plus the process-wide CAs, and one more per host
+// with its own CA bundle: TrustedAgents) and one for insecure registries, each keeping `connectionsPerOrigin` pooled
+// connections per origin. The default for long-running processes.
 import { Agent, request } from 'undici';
 import {
   joinHeaders,
   refusingLookup,
-  trustOptions,
+  TrustedAgents,
   type ExchangeOptions,
   type ExchangeRequest,
   type ExchangeResponse,
@@ -12,17 +13,17 @@ import {
 } from './http-exchange.js';
 
 export class UndiciExchange implements HttpExchange {
-  private readonly secure: Agent;
+  private readonly secure: TrustedAgents<Agent>;
   private readonly insecure: Agent;
 
   constructor(options: ExchangeOptions) {
     const connections = options.connectionsPerOrigin;
     const timeout = options.connectTimeoutMs;
-    const lookup = refusingLookup(options.lookup);
-    this.secure = new Agent({
-      connections,
-      connect: { timeout, lookup, ...trustOptions(options.caCertificates) },
-    });
+    const lookup = refusingLookup(options.lookup, options.addressPolicy);
+    this.secure = new TrustedAgents(
+      options,
+      (trust) => new Agent({ connections, connect: { timeout, lookup, ...trust } }),
+    );
     this.insecure = new Agent({ connections, connect: { timeout, lookup, rejectUnauthorized: false } });
   }
 
@@ -31,7 +32,7 @@ export class UndiciExchange implements HttpExchange {
       method: 'GET',
       headers: req.headers,
       signal: req.signal,
-      dispatcher: req.insecure ? this.insecure : this.secure,
+      dispatcher: req.insecure ? this.insecure : this.secure.for(req.url.host),
       headersTimeout: req.timeoutMs,
       bodyTimeout: req.timeoutMs,
     });
@@ -44,6 +45,6 @@ export class UndiciExchange implements HttpExchange {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.secure.close(), this.insecure.close()]);
+    await Promise.all([...this.secure.all(), this.insecure].map((agent) => agent.close()));
   }
 }

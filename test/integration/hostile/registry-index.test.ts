@@ -10,9 +10,10 @@ import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/
 import { blobOf, singleImage, type BuiltImage } from '../../../src/devcluster/registry-images.js';
 import { CachingInspector } from '../../../src/registry/caching-inspector.js';
 import { Keyring } from '../../../src/registry/keyring.js';
-import { allArchitectures, defaultMaxIndexEntries } from '../../../src/registry/platforms.js';
+import { allArchitectures } from '../../../src/registry/platforms.js';
 import { RegistryInspector } from '../../../src/registry/registry-inspector.js';
 import { failure } from '../registry/expect-failure.js';
+import { defaultRegistryJsonBudgets } from '../../../src/registry/registry-json.js';
 import { startFakeServer, type FakeServer } from '../registry/fake-server.js';
 import { inFlightGauge, ociIndexType, rawIndex, serveImages } from './registry-support.js';
 
@@ -144,7 +145,8 @@ describe('hostile registry: budgets', () => {
       platform: { os: 'linux', architecture: 'amd64' },
     }));
     const huge = rawIndex(entries);
-    expect(huge.manifest.size).toBeLessThan(4 * 1024 * 1024); // under the byte budget: the entry budget decides
+    // Under the byte budget: the shape budget decides, on the bytes, before anything is parsed.
+    expect(huge.manifest.size).toBeLessThan(4 * 1024 * 1024);
     const gauge = inFlightGauge(serveImages({ v1: huge }));
     server.handler = gauge.handler;
     const cache = new CachingInspector(inspectorFor());
@@ -160,7 +162,9 @@ describe('hostile registry: budgets', () => {
       expect(r.status).toBe('rejected');
       const err = (r as PromiseRejectedResult).reason as { code: string; message: string };
       expect(err.code).toBe('TESSERA_REGISTRY_TOO_LARGE');
-      expect(err.message).toContain(`lists 10000 manifests, more than the ${defaultMaxIndexEntries} allowed`);
+      expect(err.message).toContain(
+        `has more than ${defaultRegistryJsonBudgets.manifest.maxValues} JSON values (arrays, objects and their items), the most accepted; it was not parsed`,
+      );
     }
     // At most the per-caller cap of that pod's images were fetched at once...
     expect(gauge.max()).toBeLessThanOrEqual(4);

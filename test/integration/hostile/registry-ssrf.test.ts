@@ -1,10 +1,13 @@
 // The address policy on the first request (issue #10 item 16): an image or token realm on a link-local or
 // unspecified address (cloud metadata, node-local services) is refused before any connection, and a tenant
 // cannot use error texts as a port scanner: a closed, a silent, a non-TLS and an untrusted-TLS port on loopback
-// all give the same message, while the operator hook receives the detail.
+// all give the same message, while the operator hook receives the detail. The admin's address ranges (issue #20,
+// --registry-deny-cidr / --registry-allow-cidr) are refused before any connection too, on every hop (image, name
+// resolved, redirect, token realm), so closed, silent and plain-text ports there cannot be told apart at all.
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AddressPolicy } from '../../../src/registry/address-policy.js';
 import { RegistryInspector } from '../../../src/registry/registry-inspector.js';
 import type { HostLookup } from '../../../src/registry/http-exchange.js';
 import type { UnreachableEvent } from '../../../src/registry/transport.js';
@@ -70,7 +73,7 @@ describe('host names resolving to forbidden addresses', () => {
       try {
         const err = await failure(inspector.inspect('metadata.test/latest:v1'));
         expect(err.code).toBe('TESSERA_REGISTRY_BLOCKED');
-        expect(err.message).toContain('resolves to a link-local or unspecified address');
+        expect(err.message).toContain('resolves to an address the operator does not reach');
         expect(resolved).toContain('metadata.test');
         expect(err.retryable).toBe(false);
       } finally {
@@ -153,4 +156,133 @@ describe('uniform text for unreachable registries', () => {
       }
     },
   );
+});
+
+describe('admin address ranges (--registry-deny-cidr / --registry-allow-cidr)', () => {
+  /** Servers on 127.0.0.2 (the "denied" range here) that count the connections they accept. */
+  let silent: net.Server;
+  let plainText: net.Server;
+  let closedPort: number;
+  let connections = 0;
+  const sockets = new Set<net.Socket>();
+  const denied = '127.0.0.2';
+  // 127.0.0.2 stands for a cluster network the admin denies; 127.0.0.1 (the fake registries) stays allowed.
+  const policy = new AddressPolicy({ deny: ['127.0.0.0/8'], allow: ['127.0.0.1/32'] });
+
+  beforeAll(async () => {
+    const listen = async (server: net.Server): Promise<number> => {
+      await new Promise<void>((resolve) => server.listen(0, denied, () => resolve()));
+      return (server.address() as AddressInfo).port;
+    };
+    silent = net.createServer((socket) => {
+      connections++;
+      sockets.add(socket);
+    });
+    plainText = net.createServer((socket) => {
+      connections++;
+      sockets.add(socket);
+      socket.end('SSH-2.0-OpenSSH_9.6\r\n');
+    });
+    await Promise.all([listen(silent), listen(plainText)]);
+    const probe = net.createServer();
+    closedPort = await listen(probe);
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+  });
+
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await Promise.all([
+      new Promise<void>((resolve) => silent.close(() => resolve())),
+      new Promise<void>((resolve) => plainText.close(() => resolve())),
+    ]);
+  });
+
+  it.each(['undici', 'node'] as const)(
+    'refuses closed, silent and plain-text ports of a denied range alike, before connecting, over %s',
+    async (httpClient) => {
+      const outgoing = recordOutgoingRequests();
+      const events: UnreachableEvent[] = [];
+      const inspector = new RegistryInspector({
+        httpClient,
+        addressPolicy: policy,
+        retry: { maxRetries: 0 },
+        onUnreachable: (event) => events.push(event),
+      });
+      const hosts = [
+        `${denied}:${closedPort}`,
+        `${denied}:${(silent.address() as AddressInfo).port}`,
+        `${denied}:${(plainText.address() as AddressInfo).port}`,
+      ];
+      try {
+        const texts = new Set<string>();
+        for (const host of hosts) {
+          const err = await failure(inspector.inspect(`${host}/app:v1`));
+          expect(err.code).toBe('TESSERA_REGISTRY_BLOCKED');
+          expect(err.retryable).toBe(false);
+          texts.add(err.message.replaceAll(host, 'HOST'));
+        }
+        expect([...texts]).toEqual([
+          "manifest HOST/app:v1: refusing to contact HOST: 127.0.0.2 is in a range the operator's address policy denies; the operator does not reach such addresses",
+        ]);
+        // Nothing was dialed: no request started, no connection accepted, nothing for the operator log.
+        expect(outgoing.hosts).toEqual([]);
+        expect(connections).toBe(0);
+        expect(events).toEqual([]);
+      } finally {
+        outgoing.stop();
+        await inspector.close();
+      }
+    },
+  );
+
+  it.each(['undici', 'node'] as const)(
+    'refuses a name that resolves into a denied range, at connect time, over %s',
+    async (httpClient) => {
+      const lookup: HostLookup = (_hostname, options, callback) => {
+        if (options.all === true) callback(null, [{ address: denied, family: 4 }]);
+        else callback(null, denied, 4);
+      };
+      const inspector = new RegistryInspector({
+        httpClient,
+        lookup,
+        addressPolicy: policy,
+        retry: { maxRetries: 0 },
+      });
+      try {
+        const port = (silent.address() as AddressInfo).port;
+        const err = await failure(inspector.inspect(`service.cluster.test:${port}/app:v1`));
+        expect(err.code).toBe('TESSERA_REGISTRY_BLOCKED');
+        expect(err.message).toContain('resolves to an address the operator does not reach');
+        expect(connections).toBe(0);
+      } finally {
+        await inspector.close();
+      }
+    },
+  );
+
+  it('refuses a redirect and a token realm into a denied range from an allowed registry', async () => {
+    const registry = await startFakeServer();
+    const outgoing = recordOutgoingRequests();
+    const inspector = new RegistryInspector({
+      caCertificates: [registry.caCertPem],
+      addressPolicy: policy,
+      retry: { maxRetries: 0 },
+    });
+    const target = `${denied}:${(silent.address() as AddressInfo).port}`;
+    try {
+      registry.handler = (_req, res) => res.writeHead(307, { location: `https://${target}/v2/` }).end();
+      const redirected = await failure(inspector.inspect(`${registry.host}/app:v1`));
+      expect(redirected.code).toBe('TESSERA_REGISTRY_BLOCKED');
+      registry.handler = (_req, res) =>
+        res.writeHead(401, { 'www-authenticate': `Bearer realm="https://${target}/token"` }).end();
+      const realm = await failure(inspector.inspect(`${registry.host}/app:v2`));
+      expect(realm.code).toBe('TESSERA_REGISTRY_BLOCKED');
+      expect(outgoing.hosts.some((h) => h.includes(denied))).toBe(false);
+      expect(connections).toBe(0);
+    } finally {
+      outgoing.stop();
+      await inspector.close();
+      await registry.close();
+    }
+  });
 });
