@@ -22,6 +22,11 @@ export interface AdmissionInput {
   readonly clusterConfig: ClusterPodPlacementConfig | undefined;
   /** PodPlacementConfigs of the request's namespace (all of them; matching is done here). */
   readonly podPlacementConfigs: readonly PodPlacementConfig[];
+  /**
+   * True while the controller's Lease is not renewed (controller-liveness.ts): a pod that would be gated is admitted
+   * without the gate (and labelled as not gated), since nobody would come to release it. Default: false.
+   */
+  readonly gatingSuspended?: boolean;
 }
 
 export interface JsonPatchOperation {
@@ -32,6 +37,8 @@ export interface JsonPatchOperation {
 
 export interface AdmissionDecision {
   readonly gate: boolean;
+  /** True when the pod would have been gated but gating is suspended (`gate` is then false). */
+  readonly suspended: boolean;
   /** Why the pod is not gated; undefined when gated. */
   readonly ignoreReason: IgnoreReason | undefined;
   /** Labels the webhook sets, in the order written. */
@@ -63,7 +70,10 @@ export function shouldGate(
 /** The webhook's full decision: gate or not, the labels, and the patch to return. */
 export function decideAdmission(pod: Pod, input: AdmissionInput): AdmissionDecision {
   const matching = matchingPodPlacementConfigs(pod, input.namespace, input.podPlacementConfigs);
-  const { gate, reason } = shouldGate(pod, input);
+  const eligible = shouldGate(pod, input);
+  const suspended = eligible.gate && input.gatingSuspended === true;
+  const gate = eligible.gate && !suspended;
+  const reason = eligible.reason;
   const labels: Record<string, string> = {};
   if (scoringApplies(input.clusterConfig, matching))
     labels[LABELS.preferredNodeAffinity] = LABEL_VALUES.notSet;
@@ -92,5 +102,5 @@ export function decideAdmission(pod: Pod, input: AdmissionInput): AdmissionDecis
       patch.push({ op: 'add', path: '/spec/schedulingGates/-', value: { name: SCHEDULING_GATE } });
     }
   }
-  return { gate, ignoreReason: reason, labels, patch };
+  return { gate, suspended, ignoreReason: reason, labels, patch };
 }

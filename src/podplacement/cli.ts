@@ -27,7 +27,15 @@ export function registerPodPlacementCommands(program: Command): void {
       'largest AdmissionReview body accepted (counted as it arrives; larger ones get 413)',
       String(7 * 1024 * 1024),
     )
-    .option('--webhook-max-connections <n>', 'open webhook connections at most (more are dropped)', '256')
+    .option(
+      '--webhook-max-connections <n>',
+      'open webhook connections at most (at the cap the longest idle or stuck one is closed for a new one)',
+      '256',
+    )
+    .option(
+      '--webhook-client-ca <file>',
+      "PEM CA that verifies the API server's client certificate: its connections get their own pool and most of the in-flight memory; others are still served within the rest",
+    )
     .option(
       '--webhook-url <url>',
       'reach the webhook at this URL instead of the Service (operator outside the cluster; port 0 = the bound port)',
@@ -50,7 +58,18 @@ export function registerPodPlacementCommands(program: Command): void {
       '--manage-validating-webhook',
       'create the ValidatingWebhookConfiguration at start, delete it at exit',
     )
-    .option('--registry-ca <file...>', 'extra CA certificates (PEM) trusted for registries')
+    .option(
+      '--registry-ca <file...>',
+      "extra CA certificates (PEM) trusted for every registry (additionalTrustedCA bundles: only for their key's host)",
+    )
+    .option(
+      '--registry-deny-cidr <cidr...>',
+      'address ranges registry connections never dial (repeatable or comma-separated; e.g. the pod, service and node networks). Running in a pod with its service account, 127.0.0.0/8 and ::1/128 are denied too',
+    )
+    .option(
+      '--registry-allow-cidr <cidr...>',
+      'ranges dialed even inside a --registry-deny-cidr range (the most specific range decides; link-local and unspecified addresses are always refused)',
+    )
     .option(
       '--trusted-realm-host <host...>',
       "token service hosts (host or host:port) that may receive pull-secret credentials besides the registry's own origin and registrable domain",
@@ -75,6 +94,11 @@ export function registerPodPlacementCommands(program: Command): void {
     .option(
       '--max-inspections-per-registry <n>',
       'pods inspected at once per registry host (default: half of --workers)',
+    )
+    .option(
+      '--controller-lease-stale-after-ms <ms>',
+      "webhook: when the controller's leader Lease has not been renewed for this long, admit new pods ungated until it is (0: always gate)",
+      '300000',
     )
     .action(async (opts: Record<string, unknown>, command: Command) => {
       const [{ runOperatorCommand }, { commandLogger }] = await Promise.all([

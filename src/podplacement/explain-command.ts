@@ -17,6 +17,7 @@ import {
 } from '../runtime/index.js';
 import {
   RegistryInspector,
+  type HostCaCertificates,
   type ImageInspector,
   type PullSecretLike,
   type RegistryPolicy,
@@ -146,7 +147,7 @@ export async function runExplainCommand(
     let configs: PodPlacementConfig[] = [];
     let globalSecret: PullSecretLike | undefined;
     let policy: RegistryPolicy | undefined;
-    let clusterCAs: string[] = [];
+    let clusterCAs: HostCaCertificates = new Map();
     if (client) {
       clusterConfig = await new ResourceClient<ClusterPodPlacementConfig & KubeObject>(
         client,
@@ -165,7 +166,7 @@ export async function runExplainCommand(
       // The trust the operator has: the same registry policy and additionalTrustedCA bundles.
       const trust = await readRegistryTrust(client, logger, signal);
       policy = trust.policy;
-      clusterCAs = trust.caCertificates;
+      clusterCAs = trust.hostCaCertificates;
     }
     const secrets = client ? new ResourceClient<PullSecretLike & KubeObject>(client, Secrets) : undefined;
     const resolver = new PullSecretResolver({
@@ -177,7 +178,8 @@ export async function runExplainCommand(
       ? await Promise.all(opts['registryCa'].map((f) => readFile(String(f), 'utf8')))
       : [];
     const registry = new RegistryInspector({
-      caCertificates: [...flagCAs, ...clusterCAs],
+      caCertificates: flagCAs,
+      hostCaCertificates: clusterCAs,
       ...(policy ? { policy: () => policy } : {}),
     });
     const inspector: ImageInspector = registry;

@@ -3,7 +3,8 @@
 // object, a bug that throws) admits the pod unchanged, matching failurePolicy Ignore, and a thrown error is logged
 // and counted (tessera_podplacement_webhook_errors_total). failurePolicy 'Ignore' also tells the webhook server to
 // admit unchanged if this handler ever misses its time budget. Reads configs from caches only, so it answers in
-// microseconds and never calls the API server on the admission path.
+// microseconds and never calls the API server on the admission path. While the controller's Lease is not renewed
+// (gatingSuspended), pods are admitted ungated: a gate nobody removes would keep them Pending.
 import type { Operation } from 'fast-json-patch';
 import type { AdmissionHandler, AdmissionRequest, AdmissionResult } from '../runtime/index.js';
 import type { Clock } from '../runtime/index.js';
@@ -21,6 +22,11 @@ export interface GatingWebhookOptions {
   clock: Clock;
   logger: Logger;
   metrics?: PodPlacementMetrics;
+  /**
+   * True while gating is suspended because the controller's Lease is not renewed (operator/controller-lease-watch.ts);
+   * read on every request, so it must be cheap. Default: never suspended.
+   */
+  gatingSuspended?: () => boolean;
 }
 
 function isPod(v: unknown): v is Pod {
@@ -66,10 +72,14 @@ export class GatingWebhook implements AdmissionHandler {
       operatorNamespace: this.o.operatorNamespace,
       clusterConfig: cluster,
       podPlacementConfigs: this.o.podPlacementConfigs(namespace),
+      gatingSuspended: this.o.gatingSuspended?.() ?? false,
     });
     if (decision.gate) {
       this.o.metrics?.webhookPodsGated.inc();
       this.o.metrics?.podsGated.inc();
+    } else if (decision.suspended) {
+      this.o.metrics?.webhookPodsNotGatedControllerStale.inc();
+      this.o.logger.debug({ namespace }, "pod not gated: the controller's Lease is not renewed");
     } else {
       this.o.logger.trace({ namespace, reason: decision.ignoreReason }, 'pod not gated');
     }

@@ -23,6 +23,14 @@ export class PodPlacementMetrics {
   readonly podWrites: Counter;
   /** Tessera extra: gating webhook failures, each answered by admitting the pod unchanged (it never denies). */
   readonly webhookErrors: Counter;
+  /** Tessera extra: 1 while this webhook replica does not gate because the controller's Lease is not renewed. */
+  readonly webhookGatingSuspended: Gauge;
+  /** Tessera extra: pods this replica admitted without the gate that it would have gated, Lease not renewed. */
+  readonly webhookPodsNotGatedControllerStale: Counter;
+  /** Tessera extra: pods released without inspection because a controller process died inspecting them. */
+  readonly podsReleasedUninspected: Counter;
+  /** Tessera extra: failed writes of the in-flight inspection record (inspections went on unrecorded). */
+  readonly inFlightRecordWriteFailures: Counter;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -72,6 +80,26 @@ export class PodPlacementMetrics {
     this.webhookErrors = new Counter({
       name: 'tessera_podplacement_webhook_errors_total',
       help: 'Gating webhook requests that failed internally; each pod was admitted unchanged (not gated)',
+      registers,
+    });
+    this.webhookGatingSuspended = new Gauge({
+      name: 'tessera_podplacement_webhook_gating_suspended',
+      help: "1 while this webhook replica admits pods without the gate because the controller's Lease is not renewed",
+      registers,
+    });
+    this.webhookPodsNotGatedControllerStale = new Counter({
+      name: 'tessera_podplacement_webhook_pods_not_gated_controller_stale_total',
+      help: "Pods admitted without the scheduling gate, that would have been gated, because the controller's Lease was not renewed",
+      registers,
+    });
+    this.podsReleasedUninspected = new Counter({
+      name: 'tessera_podplacement_pods_released_uninspected_total',
+      help: 'Gated pods released without inspection because a controller process stopped while inspecting their images',
+      registers,
+    });
+    this.inFlightRecordWriteFailures = new Counter({
+      name: 'tessera_podplacement_inflight_record_write_failures_total',
+      help: 'Failed writes of the record of pods being inspected; the inspections went on unrecorded',
       registers,
     });
     this.podWrites = new Counter({

@@ -5,9 +5,11 @@
 // the signal, or SIGTERM when handleSignals). The caller owns the KubeConfig and the namespace.
 // This file is the composition root: each component lives in ./operator/ and is a Runnable the Manager runs.
 import { Manager, type WebhookServer } from '../runtime/index.js';
-import { GLOBAL_PULL_SECRET } from './constants.js';
+import { EVENT_RECORDER_COMPONENT, GLOBAL_PULL_SECRET, LEADER_ELECTION_ID } from './constants.js';
+import { DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS } from './controller-liveness.js';
 import { PodPlacementMetrics } from './metrics.js';
 import { DEFAULT_INSPECTION_DEADLINE_MS } from './pod-reconciler.js';
+import { InspectionBreaker } from './inspection-breaker.js';
 import { ConfigCaches } from './operator/config-caches.js';
 import { ClusterConfigTrigger, addClusterConfigController } from './operator/config-controller.js';
 import { CrdConversionRegistrar, installCrds } from './operator/crd-installer.js';
@@ -27,6 +29,7 @@ import { ReconcilerReadiness, WebhookReadiness } from './operator/readiness.js';
 import { WebhookTlsSource } from './operator/tls-source.js';
 import { ValidatingWebhookGate, ValidatingWebhookRegistrar } from './operator/webhook-registrar.js';
 import { addWebhookServer } from './operator/webhook-server.js';
+import { ControllerLeaseWatch } from './operator/controller-lease-watch.js';
 import type { WebhookEndpoint } from './webhook-configurations.js';
 
 export type {
@@ -69,6 +72,10 @@ export async function startPodPlacementOperator(
     );
 
   const webhookReadiness = new WebhookReadiness(configs, () => configTrigger.fire());
+  const leaseWatch = settings.runsWebhook
+    ? controllerLeaseWatch(manager, options, settings, metrics)
+    : undefined;
+  if (leaseWatch) manager.add(leaseWatch);
   const server = settings.runsWebhook
     ? await addWebhookServer({
         manager,
@@ -78,6 +85,7 @@ export async function startPodPlacementOperator(
         readiness: webhookReadiness,
         operatorNamespace: namespace,
         listen: options,
+        gatingSuspended: leaseWatch && (() => leaseWatch.gatingSuspended()),
       })
     : undefined;
   const endpoint = resolveEndpoint(options.endpoint, namespace, () => server?.port() ?? 0, serviceName);
@@ -119,6 +127,30 @@ export async function startPodPlacementOperator(
   };
 }
 
+/**
+ * The webhook's watch on the controller's Lease, unless disabled (0) or there is no Lease to watch: this process
+ * runs the controller itself without leader election.
+ */
+function controllerLeaseWatch(
+  manager: Manager,
+  options: PodPlacementOperatorOptions,
+  settings: OperatorSettings,
+  metrics: PodPlacementMetrics,
+): ControllerLeaseWatch | undefined {
+  const staleAfterMs = options.controllerLeaseStaleAfterMs ?? DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS;
+  if (staleAfterMs === 0 || (settings.runsController && options.leaderElection === false)) return undefined;
+  return new ControllerLeaseWatch({
+    client: manager.client,
+    namespace: settings.namespace,
+    leaseName: LEADER_ELECTION_ID,
+    staleAfterMs,
+    clock: manager.clock,
+    events: manager.eventRecorder(EVENT_RECORDER_COMPONENT, { api: 'v1' }),
+    metrics,
+    logger: manager.logger.child({ component: 'controller-lease-watch' }),
+  });
+}
+
 interface ControllerHalf {
   manager: Manager;
   options: PodPlacementOperatorOptions;
@@ -150,6 +182,16 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     purgeInspectionCache: () => inspection.purge(),
     logger,
   });
+  const workers = options.workers ?? 8;
+  const breaker = new InspectionBreaker({
+    client,
+    namespace,
+    maxInFlight: workers,
+    clock,
+    logger: logger.child({ component: 'inspection-breaker' }),
+    metrics: c.metrics,
+  });
+  manager.add(breaker);
   addPodController({
     manager,
     configs,
@@ -158,8 +200,9 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     pullSecrets: createPullSecretResolver(client, globalPullSecret, logger),
     metrics: c.metrics,
     operatorNamespace: namespace,
-    workers: options.workers ?? 8,
+    workers,
     inspectionDeadlineMs,
+    breaker,
     tuning: options,
   });
 

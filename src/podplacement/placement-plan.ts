@@ -36,9 +36,10 @@ import { metaTime } from '../runtime/light.js';
 /**
  * Why an inspection failed, for the retry decision: `transient` (timeouts, 429, 5xx, connection failures; retried
  * with backoff), `permanent` (not found, unauthorized, invalid reference, unsupported media type: retrying cannot
- * help), `deadline` (the registry did not answer within the per-pod inspection deadline).
+ * help), `deadline` (the registry did not answer within the per-pod inspection deadline), `uninspected` (not
+ * inspected at all: a controller process died while inspecting this pod's images; see inspection-breaker.ts).
  */
-export type InspectionFailure = 'transient' | 'permanent' | 'deadline';
+export type InspectionFailure = 'transient' | 'permanent' | 'deadline' | 'uninspected';
 
 /** What the registry answered for one image reference (as written in the pod spec). */
 export type ImageArchitectures =
@@ -53,6 +54,9 @@ export const GIVE_UP_MESSAGES = {
   deadline:
     'The operator stopped inspecting the image: the registry did not answer within the per-pod inspection ' +
     'deadline. Registry error',
+  uninspected:
+    'The operator released the pod without inspecting its images: a controller process stopped while inspecting ' +
+    'them, and inspecting them again could stop the next one. Reason',
 } as const;
 
 export interface PlannedEvent {
@@ -162,7 +166,7 @@ export function architectureLabels(archs: readonly string[] | undefined): Record
 
 /**
  * Intersection of the images' architectures, or the error that decides the pod's fate: the first failure that
- * ends the retries (deadline, then permanent), else the first error.
+ * ends the retries (uninspected, deadline, then permanent), else the first error.
  */
 export function intersectArchitectures(
   images: readonly string[],
@@ -176,6 +180,7 @@ export function intersectArchitectures(
     else if ('error' in result) errors.push({ error: result.error, failure: result.failure ?? 'transient' });
   }
   const decisive =
+    errors.find((e) => e.failure === 'uninspected') ??
     errors.find((e) => e.failure === 'deadline') ??
     errors.find((e) => e.failure === 'permanent') ??
     errors[0];

@@ -4,15 +4,15 @@
 // retried with exponential backoff (our own label writes do not cut the wait short); attempt MAX_RETRY_COUNT
 // always ungates. Fairness under hostile registries: a pod waits on registries at most the per-pod inspection
 // deadline in total over its attempts (then it is ungated, naming the registry that did not answer), and a worker
-// never waits for a busy tenant: a pod whose namespace or registry host already has its cap of inspections in
-// flight goes back to the queue (woken when a slot frees), so one tenant's slow registry cannot occupy every
-// worker. Reads pods only from the gated-pods cache given by the caller.
-import { InvalidArgumentError, isConflict, isNotFound } from '../runtime/index.js';
+// never waits for a busy tenant: registry inspections run under caps in total (below the worker count), per
+// namespace and per registry host (inspection-slots.ts); a pod over one goes back to the queue and is woken when a
+// slot is set aside for it, fairest namespace first, so any number of tenants with slow registries cannot occupy
+// every worker or starve another tenant. Reads pods only from the gated-pods cache given by the caller.
+import { InvalidArgumentError, isConflict, isNotFound, splitObjectKey } from '../runtime/index.js';
 import type { Clock } from '../runtime/index.js';
 import type { Logger } from '../runtime/index.js';
 import type { ReconcileResult } from '../runtime/index.js';
 import {
-  KeyedConcurrencyLimit,
   Keyring,
   classifyRegistryFailure,
   isAbort,
@@ -31,9 +31,11 @@ import {
   type PlacementPlan,
   type PodMergePatch,
 } from './placement-plan.js';
+import { InspectionSlots } from './inspection-slots.js';
 import { hasSchedulingGate } from './pod-model.js';
 import type { Pod } from './pod-types.js';
 import type { PullSecretResolver } from './pull-secrets.js';
+import { uninspected, type InspectionVerdict } from './inspection-breaker.js';
 
 /** Writes a merge patch to a pod; consumer-owned so tests and benches can count writes. */
 export type PodPatcher = (
@@ -66,9 +68,14 @@ export interface PodReconcilerOptions {
    * (fallback architecture if configured) with an event naming the registry that did not answer. Default: 15,000.
    */
   inspectionDeadlineMs?: number;
+  /**
+   * Pods inspected at once (waiting on registries), all namespaces together; keep it below the controller's
+   * workers so pods the cache answers always find a worker. Default: 6 (of 8 workers).
+   */
+  maxInspections?: number;
   /** Pods of one namespace inspected at once; more wait in the queue, not in a worker. Default: 2. */
   maxInspectionsPerNamespace?: number;
-  /** Pods inspected at once per registry host named in their images. Default: 4. */
+  /** Pods inspected at once per registry host named in their images, all namespaces together. Default: 4. */
   maxInspectionsPerRegistry?: number;
   /**
    * Puts a pod key back on the work queue at once; the reconciler calls it when a slot frees for a pod it held
@@ -82,6 +89,17 @@ export interface PodReconcilerOptions {
   saturatedRequeueMs?: number;
   /** Told about every applied plan (for tests, the bench and `npm start`'s summary). */
   onPlanned?: (key: string, plan: PlacementPlan) => void;
+  /**
+   * Told before and after each registry step (inspection-breaker.ts), so a pod whose inspection kills the process
+   * is released uninspected by the next one instead of being inspected again. Default: none.
+   */
+  breaker?: InspectionRecorder;
+}
+
+/** The part of InspectionBreaker the reconciler uses. */
+export interface InspectionRecorder {
+  beginInspection(key: string, uid: string, signal: AbortSignal): Promise<InspectionVerdict>;
+  endInspection(key: string): void;
 }
 
 export const DEFAULT_INSPECTION_DEADLINE_MS = 15_000;
@@ -108,85 +126,35 @@ export class PodReconciler {
   private readonly maxDelay: number;
   private readonly deadlineMs: number;
   private readonly saturatedRequeueMs: number;
-  /** Inspections in flight per namespace and per registry host (slots taken without waiting). */
-  private readonly perNamespace: KeyedConcurrencyLimit;
-  private readonly perRegistry: KeyedConcurrencyLimit;
-  /**
-   * Pods held back, oldest first, by the saturated slot key (`ns:NAMESPACE` or `registry:HOST`); one is woken per
-   * freed slot. Holds only keys of gated pods seen in the cache, each once per slot key.
-   */
-  private readonly heldBack = new Map<string, Set<string>>();
+  /** Registry inspections in flight (in total, per namespace, per host) and the pods waiting for one. */
+  private readonly slots: InspectionSlots;
 
   constructor(private readonly o: PodReconcilerOptions) {
     this.baseDelay = o.retryBaseDelayMs ?? 2_000;
     this.maxDelay = o.retryMaxDelayMs ?? 30_000;
     this.deadlineMs = o.inspectionDeadlineMs ?? DEFAULT_INSPECTION_DEADLINE_MS;
     this.saturatedRequeueMs = o.saturatedRequeueMs ?? (o.wake ? 2_000 : 250);
+    const total = o.maxInspections ?? 6;
     const perNamespace = o.maxInspectionsPerNamespace ?? 2;
     const perRegistry = o.maxInspectionsPerRegistry ?? 4;
     for (const [field, v] of [
       ['inspectionDeadlineMs', this.deadlineMs],
+      ['maxInspections', total],
       ['maxInspectionsPerNamespace', perNamespace],
       ['maxInspectionsPerRegistry', perRegistry],
     ] as const) {
       if (!Number.isInteger(v) || v < 1)
         throw new InvalidArgumentError(field, `must be an integer >= 1, got ${v}`);
     }
-    this.perNamespace = new KeyedConcurrencyLimit(perNamespace);
-    this.perRegistry = new KeyedConcurrencyLimit(perRegistry);
-  }
-
-  /**
-   * Takes a namespace slot and one slot per registry host, all or none. Returns the release function, or the slot
-   * key that is saturated.
-   */
-  private tryAcquire(
-    namespace: string,
-    hosts: readonly string[],
-  ): { release: () => void } | { saturated: string } {
-    const releases: (() => void)[] = [];
-    const releaseAll = (): void => {
-      for (const r of releases) r();
-    };
-    const ns = this.perNamespace.tryAcquire(namespace);
-    if (ns === undefined) return { saturated: `ns:${namespace}` };
-    releases.push(() => {
-      ns();
-      this.wakeOne(`ns:${namespace}`);
+    this.slots = new InspectionSlots({
+      maxInspections: total,
+      maxInspectionsPerNamespace: perNamespace,
+      maxInspectionsPerRegistry: perRegistry,
+      clock: o.clock,
+      wake: o.wake,
+      // A woken pod normally comes back within milliseconds; one that does not (its queue stopped) loses its turn.
+      reservationTtlMs: Math.max(this.saturatedRequeueMs, this.deadlineMs),
     });
-    for (const host of hosts) {
-      const slot = this.perRegistry.tryAcquire(host);
-      if (slot === undefined) {
-        releaseAll();
-        return { saturated: `registry:${host}` };
-      }
-      releases.push(() => {
-        slot();
-        this.wakeOne(`registry:${host}`);
-      });
-    }
-    return { release: releaseAll };
-  }
-
-  private holdBack(slotKey: string, podKey: string): void {
-    if (this.o.wake === undefined) return;
-    let held = this.heldBack.get(slotKey);
-    if (held === undefined) {
-      held = new Set();
-      this.heldBack.set(slotKey, held);
-    }
-    held.add(podKey);
-  }
-
-  private wakeOne(slotKey: string): void {
-    const held = this.heldBack.get(slotKey);
-    if (held === undefined) return;
-    const next = held.values().next();
-    if (!next.done) {
-      held.delete(next.value);
-      this.o.wake?.(next.value);
-    }
-    if (held.size === 0) this.heldBack.delete(slotKey);
   }
 
   /** Delay after the `failures`-th failed attempt. */
@@ -200,6 +168,7 @@ export class PodReconciler {
     if (!pod || !hasSchedulingGate(pod)) {
       this.notBefore.delete(key);
       this.waitedMs.delete(key);
+      this.slots.forget(key, splitObjectKey(key).namespace);
       return;
     }
     const due = this.notBefore.get(key);
@@ -221,18 +190,19 @@ export class PodReconciler {
     );
     let release: (() => void) | undefined;
     if (needsRegistry) {
-      const hosts = registryHostsOf(images);
-      const slots = this.tryAcquire(namespace, hosts);
-      if ('saturated' in slots) {
-        // Not this worker's job to wait for a busy tenant or registry: back to the queue until a slot frees.
-        this.holdBack(slots.saturated, key);
+      const slot = this.slots.tryAcquire(key, namespace, registryHostsOf(images));
+      if ('saturated' in slot) {
+        // Not this worker's job to wait for a busy tenant or registry: back to the queue until woken.
         this.o.logger.debug(
-          { pod: key, saturated: slots.saturated, retryInMs: this.saturatedRequeueMs },
-          'inspections of this namespace or registry at their limit; pod requeued',
+          { pod: key, saturated: slot.saturated, retryInMs: this.saturatedRequeueMs },
+          'registry inspections at their limit; pod requeued',
         );
         return { requeueAfterMs: this.saturatedRequeueMs };
       }
-      release = slots.release;
+      release = slot.release;
+    } else {
+      // The cache answers now: a turn it was waiting for (or was given) goes to the next pod.
+      this.slots.forget(key, namespace);
     }
     this.o.metrics?.processedPodsController.inc();
     if (failures === 0)
@@ -246,7 +216,10 @@ export class PodReconciler {
       const waited = before?.uid === uid ? before.ms : 0;
       const t0 = this.o.clock.now();
       try {
-        inspection = await this.inspect(images, keyring, signal, Math.max(0, this.deadlineMs - waited));
+        const budgetMs = Math.max(0, this.deadlineMs - waited);
+        inspection = needsRegistry
+          ? await this.inspectRecorded(key, uid, images, keyring, signal, budgetMs)
+          : await this.inspect(images, keyring, signal, budgetMs);
       } finally {
         if (images.length > 0) this.waitedMs.set(key, { uid, ms: waited + (this.o.clock.now() - t0) });
       }
@@ -297,7 +270,27 @@ export class PodReconciler {
 
   /** Inspections in flight for pods of `namespace` (for tests and metrics). */
   inspectionsInFlight(namespace: string): number {
-    return this.perNamespace.running(namespace);
+    return this.slots.inFlight(namespace);
+  }
+
+  /** inspect(), with the pod on the breaker's record for the registry step (or released uninspected). */
+  private async inspectRecorded(
+    key: string,
+    uid: string,
+    images: { image: string; pullAlways: boolean }[],
+    keyring: Keyring,
+    signal: AbortSignal,
+    deadlineMs: number,
+  ): Promise<Map<string, ImageArchitectures>> {
+    const breaker = this.o.breaker;
+    if (breaker === undefined) return this.inspect(images, keyring, signal, deadlineMs);
+    if ((await breaker.beginInspection(key, uid, signal)) === 'release-uninspected')
+      return uninspected(images);
+    try {
+      return await this.inspect(images, keyring, signal, deadlineMs);
+    } finally {
+      breaker.endInspection(key);
+    }
   }
 
   private async inspect(

@@ -5,11 +5,15 @@
 // `../x`, anything with `/` or `%`) is skipped before any request. At most MAX_PULL_SECRETS_PER_POD distinct
 // names are read per pod (the pod spec is tenant input). Missing or malformed secrets are skipped (the kubelet
 // skips them too) and reported to `onSkipped`; credentials are never logged. The global secret comes from a
-// caller-maintained cache.
+// caller-maintained cache. Each Secret object is parsed once (its keys indexed and compiled): a later reconcile
+// that gets the same object (from that cache, or the brief by-name cache) reuses it, and every lookup in the pod's
+// keyring is capped at `maxKeyringLookupSteps` comparisons, reported to `onLookupBudgetExceeded` when reached.
 import {
+  DEFAULT_MAX_KEYRING_LOOKUP_STEPS,
   Keyring,
+  RegistryError,
+  SecretKeys,
   entriesOfPullSecret,
-  type DockerConfigEntry,
   type PullSecretLike,
 } from '../registry/index.js';
 import { isDnsSubdomain } from '../runtime/index.js';
@@ -31,6 +35,17 @@ export interface PullSecretResolverOptions {
   globalSecret: () => PullSecretLike | undefined;
   /** Told about each secret that was skipped and why (no credentials in the text). */
   onSkipped?: (secret: string, reason: string) => void;
+  /**
+   * Most comparison steps one credential lookup for an image spends over all of a pod's registry keys (the
+   * keys are tenant input: wildcard keys can be built to cost quadratic time). Default:
+   * DEFAULT_MAX_KEYRING_LOOKUP_STEPS (200,000, a few milliseconds).
+   */
+  maxKeyringLookupSteps?: number;
+  /**
+   * Told when a lookup for `image` of `pod` (namespace/name) ran out of steps: it got only the credentials matched
+   * before that. Default: nothing is told.
+   */
+  onLookupBudgetExceeded?: (pod: string, image: string, maxSteps: number) => void;
 }
 
 /**
@@ -64,18 +79,36 @@ export function podPullSecretNames(pod: Pod): {
 }
 
 export class PullSecretResolver {
+  /**
+   * Each Secret object's parsed keys (or why it cannot be used), held only as long as whoever handed out the object
+   * (the informer, the byte-bounded brief cache) keeps it: no entry outlives its Secret.
+   */
+  private readonly parsed = new WeakMap<PullSecretLike, SecretKeys | RegistryError>();
+
   constructor(private readonly options: PullSecretResolverOptions) {}
 
-  /** Entries of the global pull secret (empty when absent or malformed). */
-  globalEntries(): DockerConfigEntry[] {
-    const secret = this.options.globalSecret();
-    if (!secret) return [];
-    try {
-      return entriesOfPullSecret(secret, 'global pull secret');
-    } catch (err) {
-      this.options.onSkipped?.('global pull secret', err instanceof Error ? err.message : String(err));
-      return [];
+  /** The secret's keys, parsed on first sight of this object; an unusable secret is reported and yields none. */
+  private keysOf(secret: PullSecretLike, source: string): SecretKeys {
+    let keys = this.parsed.get(secret);
+    if (keys === undefined) {
+      try {
+        keys = SecretKeys.of(entriesOfPullSecret(secret, source));
+      } catch (err) {
+        if (!(err instanceof RegistryError)) throw err; // entriesOfPullSecret throws only InvalidPullSecretError
+        keys = err;
+      }
+      this.parsed.set(secret, keys);
     }
+    if (keys instanceof SecretKeys) return keys;
+    // The message names the source it was first read under: the same Secret object, so the same name.
+    this.options.onSkipped?.(source, keys.message);
+    return SecretKeys.empty;
+  }
+
+  /** Keys of the global pull secret (none when absent or malformed). */
+  globalKeys(): SecretKeys {
+    const secret = this.options.globalSecret();
+    return secret ? this.keysOf(secret, 'global pull secret') : SecretKeys.empty;
   }
 
   /** The pod's keyring: its own secrets (from its own namespace) in order, then the global secret. */
@@ -83,7 +116,7 @@ export class PullSecretResolver {
     const namespace = pod.metadata?.namespace ?? '';
     const { names, skipped } = podPullSecretNames(pod);
     for (const s of skipped) this.options.onSkipped?.(`secret ${namespace}/${s.name}`, s.reason);
-    const podEntries: DockerConfigEntry[] = [];
+    const podKeys: SecretKeys[] = [];
     // No namespace, no secrets: an empty namespace must never turn into a cluster-wide read.
     const secrets =
       namespace === ''
@@ -95,12 +128,13 @@ export class PullSecretResolver {
         this.options.onSkipped?.(source, 'not found');
         return;
       }
-      try {
-        podEntries.push(...entriesOfPullSecret(secret, source));
-      } catch (err) {
-        this.options.onSkipped?.(source, err instanceof Error ? err.message : String(err));
-      }
+      podKeys.push(this.keysOf(secret, source));
     });
-    return Keyring.of(podEntries, this.globalEntries());
+    const podName = `${namespace}/${pod.metadata?.name ?? ''}`;
+    const report = this.options.onLookupBudgetExceeded;
+    return Keyring.fromSecrets(podKeys, this.globalKeys(), {
+      maxLookupSteps: this.options.maxKeyringLookupSteps ?? DEFAULT_MAX_KEYRING_LOOKUP_STEPS,
+      ...(report ? { onLookupBudgetExceeded: (image, max) => report(podName, image, max) } : {}),
+    });
   }
 }

@@ -2,8 +2,9 @@
 // cluster serves on every add/update/delete, and calls onChange only when the result differs, so the caller purges
 // its inspection cache exactly when inspections could now answer differently. current() is always the latest
 // policy (empty until the informers deliver). discoverPolicyKinds() asks the API server once which kinds exist.
-// TrustedCaWatch keeps the cluster's registry CA certificates (additionalTrustedCA) current: by polling the ConfigMap by
-// name (the operator may only `get` it), and at once when the image config changes.
+// TrustedCaWatch keeps the cluster's registry CA certificates (additionalTrustedCA, each bundle for its own host) current:
+// by polling the ConfigMap by name (the operator may only `get` it), and soon after the image config changes (a burst
+// of changes costs one read in flight and one after it, at most one read per TRUSTED_CA_MIN_READ_INTERVAL_MS).
 import type {
   Clock,
   KubeClient,
@@ -14,7 +15,7 @@ import type {
   Runnable,
 } from '../runtime/index.js';
 import { ConfigMaps, isNotFound, resourcePath } from '../runtime/index.js';
-import { sameCaCertificates, type RegistryPolicy } from '../registry/index.js';
+import { sameHostCaCertificates, type HostCaCertificates, type RegistryPolicy } from '../registry/index.js';
 import {
   ADDITIONAL_TRUSTED_CA_NAMESPACE,
   IMAGE_CONFIG_NAME,
@@ -26,11 +27,13 @@ import {
   ImageTagMirrorSets,
   REGISTRY_POLICY_KINDS,
   clusterRegistryPolicy,
+  hostCaCertificatesOf,
   samePolicy,
   servedKinds,
   unenforcedAllowedRegistries,
   type ApiResourceList,
   type ImageConfig,
+  type RegistryCaBundle,
   type RegistryPolicyObjects,
 } from './registry-policy.js';
 
@@ -156,8 +159,9 @@ export interface TrustedCaRead {
   readonly configMap?: string;
   /** `missing`: named but absent; `unset`: not named, or the image config kind is not served. */
   readonly state: 'unset' | 'missing' | 'read';
-  readonly certificates: readonly string[];
-  /** Keys whose value holds no PEM certificate (not trusted). */
+  /** Each bundle is trusted only for the registry host its key names. */
+  readonly bundles: readonly RegistryCaBundle[];
+  /** Keys that name no registry host or whose value holds no PEM certificate (not trusted). */
   readonly ignoredKeys: readonly string[];
 }
 
@@ -170,7 +174,7 @@ export async function fetchAdditionalTrustedCa(
   kinds: readonly ResourceType[],
   signal?: AbortSignal,
 ): Promise<TrustedCaRead> {
-  const unset: TrustedCaRead = { state: 'unset', certificates: [], ignoredKeys: [] };
+  const unset: TrustedCaRead = { state: 'unset', bundles: [], ignoredKeys: [] };
   if (!kinds.includes(ImageConfigs)) return unset;
   const get = async <T>(path: string): Promise<T | undefined> => {
     try {
@@ -187,7 +191,7 @@ export async function fetchAdditionalTrustedCa(
   const configMap = await get<{ data?: Record<string, string> }>(
     resourcePath(ConfigMaps, ADDITIONAL_TRUSTED_CA_NAMESPACE, name),
   );
-  if (!configMap) return { configMap: configMapRef, state: 'missing', certificates: [], ignoredKeys: [] };
+  if (!configMap) return { configMap: configMapRef, state: 'missing', bundles: [], ignoredKeys: [] };
   return { configMap: configMapRef, state: 'read', ...additionalTrustedCAs(configMap.data) };
 }
 
@@ -201,28 +205,33 @@ export function reportTrustedCaRead(read: TrustedCaRead, logger: Logger): void {
   if (read.ignoredKeys.length > 0)
     logger.warn(
       { configMap: read.configMap, keys: read.ignoredKeys },
-      'additionalTrustedCA entries without a PEM certificate are ignored',
+      'additionalTrustedCA entries whose key names no registry host (host, or host..port) or whose value holds no PEM certificate are ignored',
     );
 }
 
 /**
- * The CA certificates of the cluster's additionalTrustedCA ConfigMap (fetchAdditionalTrustedCa), with problems
- * logged. Empty when the kind is not served (`kinds`, from discoverPolicyKinds) or the image config or its ConfigMap
- * is missing.
+ * The CA bundles of the cluster's additionalTrustedCA ConfigMap (fetchAdditionalTrustedCa) by registry host, with
+ * problems logged. Empty when the kind is not served (`kinds`, from discoverPolicyKinds) or the image config or its
+ * ConfigMap is missing.
  */
 export async function readAdditionalTrustedCAs(
   client: Pick<KubeClient, 'request'>,
   kinds: readonly ResourceType[],
   logger: Logger,
   signal?: AbortSignal,
-): Promise<string[]> {
+): Promise<HostCaCertificates> {
   const read = await fetchAdditionalTrustedCa(client, kinds, signal);
   reportTrustedCaRead(read, logger);
-  return [...read.certificates];
+  return hostCaCertificatesOf(read.bundles);
 }
 
 /** Default re-read interval of TrustedCaWatch. */
 export const TRUSTED_CA_POLL_INTERVAL_MS = 60_000;
+/**
+ * Default shortest time between two reads of TrustedCaWatch: image config events closer together than this are
+ * folded into one read (an operator rewriting the image config in a loop must not turn into API requests).
+ */
+export const TRUSTED_CA_MIN_READ_INTERVAL_MS = 2_000;
 
 export interface TrustedCaWatchOptions {
   client: Pick<KubeClient, 'request'>;
@@ -232,25 +241,31 @@ export interface TrustedCaWatchOptions {
   imageConfigs?: PolicyInformer;
   /** What was read at start (the watch reports only changes from it). */
   initial: TrustedCaRead;
-  /** Called with the new certificates when they differ from the ones held. */
-  onChange: (certificates: readonly string[]) => void;
+  /** Called with the new bundles, by host, when they differ from the ones held. */
+  onChange: (hostCaCertificates: HostCaCertificates) => void;
   clock: Clock;
   logger: Logger;
   /** Default: TRUSTED_CA_POLL_INTERVAL_MS. */
   intervalMs?: number;
+  /** Shortest time between the starts of two reads, in ms. Default: TRUSTED_CA_MIN_READ_INTERVAL_MS. */
+  minReadIntervalMs?: number;
 }
 
 /**
  * Keeps the additionalTrustedCA certificates current while the operator runs, so an administrator who adds or
  * rotates a registry CA does not have to restart it. The ConfigMap's name is the administrator's choice and the
  * operator may only `get` ConfigMaps in openshift-config (no list or watch there), so the ConfigMap is re-read every
- * interval, and at once when the image config changes. A failed read keeps the certificates held; a ConfigMap that
- * is deleted or no longer named drops them.
+ * interval, and when the image config changes: at once for a single change, then at most once per
+ * `minReadIntervalMs`, so a burst of changes costs one read in flight and one trailing read that sees the last of
+ * them (reads never overlap). A failed read keeps the certificates held; a ConfigMap that is deleted or no longer
+ * named drops them.
  */
 export class TrustedCaWatch implements Runnable {
   readonly name = 'registry-trusted-ca-watch';
   private held: TrustedCaRead;
+  /** Interrupts the interval sleep only (never the min-interval wait, which is what folds a burst). */
   private wakeUp: () => void = () => undefined;
+  /** Set by an image config event; cleared when the read that will see that event starts. */
   private wokenEarly = false;
 
   constructor(private readonly o: TrustedCaWatchOptions) {
@@ -263,10 +278,15 @@ export class TrustedCaWatch implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
+    const minReadIntervalMs = this.o.minReadIntervalMs ?? TRUSTED_CA_MIN_READ_INTERVAL_MS;
+    let lastReadAt = -Infinity;
     while (!signal.aborted) {
       if (!this.wokenEarly) await this.sleep(signal);
-      this.wokenEarly = false;
+      const wait = lastReadAt + minReadIntervalMs - this.o.clock.now();
+      if (wait > 0) await this.o.clock.sleep(wait, signal);
       if (signal.aborted) break;
+      this.wokenEarly = false;
+      lastReadAt = this.o.clock.now();
       try {
         this.observe(await fetchAdditionalTrustedCa(this.o.client, this.o.kinds, signal));
       } catch (err) {
@@ -297,24 +317,25 @@ export class TrustedCaWatch implements Runnable {
     this.held = read;
     if (JSON.stringify(read) === JSON.stringify(before)) return;
     reportTrustedCaRead(read, this.o.logger);
-    if (sameCaCertificates(read.certificates, before.certificates)) return;
+    const next = hostCaCertificatesOf(read.bundles);
+    if (sameHostCaCertificates(next, hostCaCertificatesOf(before.bundles))) return;
     this.o.logger.info(
-      { configMap: read.configMap ?? before.configMap, certificates: read.certificates.length },
-      'registry CAs (additionalTrustedCA) changed; trusted from the next inspection on',
+      { configMap: read.configMap ?? before.configMap, registries: [...next.keys()] },
+      'registry CAs (additionalTrustedCA) changed; each trusted for its own registry from the next inspection on',
     );
-    this.o.onChange(read.certificates);
+    this.o.onChange(next);
   }
 }
 
 /**
  * What a one-shot command trusts, read the way the operator reads it: the registry policy of the served policy
- * kinds (clusterRegistryPolicy, as RegistryPolicyWatch computes it) and the additionalTrustedCA certificates.
+ * kinds (clusterRegistryPolicy, as RegistryPolicyWatch computes it) and the additionalTrustedCA bundles by host.
  */
 export async function readRegistryTrust(
   client: Pick<KubeClient, 'request'>,
   logger: Logger,
   signal?: AbortSignal,
-): Promise<{ policy: RegistryPolicy; caCertificates: string[] }> {
+): Promise<{ policy: RegistryPolicy; hostCaCertificates: HostCaCertificates }> {
   const kinds = await discoverPolicyKinds(client, logger, signal);
   const list = async (type: ResourceType): Promise<KubeObject[]> =>
     kinds.includes(type)
@@ -329,6 +350,6 @@ export async function readRegistryTrust(
   };
   return {
     policy: clusterRegistryPolicy(objects),
-    caCertificates: await readAdditionalTrustedCAs(client, kinds, logger, signal),
+    hostCaCertificates: await readAdditionalTrustedCAs(client, kinds, logger, signal),
   };
 }

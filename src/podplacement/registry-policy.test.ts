@@ -14,7 +14,9 @@ import {
   ImageDigestMirrorSets,
   ImageTagMirrorSets,
   additionalTrustedCAs,
+  additionalTrustedCaHost,
   clusterRegistryPolicy,
+  hostCaCertificatesOf,
   servedKinds,
   type ImageConfig,
   type ImageDigestMirrorSet,
@@ -22,6 +24,7 @@ import {
 } from './registry-policy.js';
 import {
   RegistryPolicyWatch,
+  TRUSTED_CA_MIN_READ_INTERVAL_MS,
   TRUSTED_CA_POLL_INTERVAL_MS,
   TrustedCaWatch,
   discoverPolicyKinds,
@@ -224,12 +227,47 @@ describe('discoverPolicyKinds', () => {
 const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 
 describe('additionalTrustedCA', () => {
-  it('trusts every PEM bundle of the ConfigMap and reports keys without one', () => {
-    expect(additionalTrustedCAs({ 'b.example..5000': PEM, 'a.example': PEM, broken: 'not a cert' })).toEqual({
-      certificates: [PEM, PEM],
-      ignoredKeys: ['broken'],
+  it('scopes each PEM bundle to the registry host its key names, and reports keys without one', () => {
+    expect(
+      additionalTrustedCAs({
+        'b.example..5000': PEM,
+        'a.example': PEM,
+        broken: 'not a cert',
+        'bad..port..key': PEM,
+      }),
+    ).toEqual({
+      bundles: [
+        { host: 'a.example', pem: PEM },
+        { host: 'b.example:5000', pem: PEM },
+      ],
+      ignoredKeys: ['bad..port..key', 'broken'],
     });
-    expect(additionalTrustedCAs(undefined)).toEqual({ certificates: [], ignoredKeys: [] });
+    expect(additionalTrustedCAs(undefined)).toEqual({ bundles: [], ignoredKeys: [] });
+  });
+
+  it.each([
+    ['registry.example', 'registry.example'],
+    ['Registry.Example..5000', 'registry.example:5000'],
+    // https's own port is the plain name, as URL.host writes the registry a connection dials.
+    ['registry.example..443', 'registry.example'],
+    ['127.0.0.1..5000', '127.0.0.1:5000'],
+    ['registry.example..99999', undefined],
+    ['registry.example..', undefined],
+    ['..5000', undefined],
+    ['a..1..2', undefined],
+  ])('the key %s names the host %s', (key, host) => {
+    expect(additionalTrustedCaHost(key)).toBe(host);
+  });
+
+  it('keeps every bundle of keys naming the same host, for that host only', () => {
+    const other = PEM.replace('MIIB', 'MIIC');
+    const byHost = hostCaCertificatesOf(
+      additionalTrustedCAs({ 'r.example': PEM, 'r.example..443': other, 's.example': other }).bundles,
+    );
+    expect([...byHost]).toEqual([
+      ['r.example', [PEM, other]],
+      ['s.example', [other]],
+    ]);
   });
 
   /** An API server holding image config `cluster` (naming `ca`) and ConfigMap openshift-config/ca, if given. */
@@ -269,7 +307,7 @@ describe('additionalTrustedCA', () => {
       '/api/v1/namespaces/openshift-config/configmaps/ca': { data: { '127.0.0.1..5000': PEM } },
     });
     const trust = await readRegistryTrust(api, silentLogger);
-    expect(trust.caCertificates).toEqual([PEM]);
+    expect([...trust.hostCaCertificates]).toEqual([['127.0.0.1:5000', [PEM]]]);
     expect(trust.policy.insecureRegistries).toEqual(['plain.example']);
   });
 
@@ -277,9 +315,9 @@ describe('additionalTrustedCA', () => {
     const api = cluster({
       '/apis/config.openshift.io/v1/images/cluster': { spec: { additionalTrustedCA: { name: 'gone' } } },
     });
-    expect(await readAdditionalTrustedCAs(api, [], silentLogger)).toEqual([]);
+    expect((await readAdditionalTrustedCAs(api, [], silentLogger)).size).toBe(0);
     expect(api.paths).toEqual([]);
-    expect(await readAdditionalTrustedCAs(api, [ImageConfigs], silentLogger)).toEqual([]);
+    expect((await readAdditionalTrustedCAs(api, [ImageConfigs], silentLogger)).size).toBe(0);
   });
 });
 
@@ -297,8 +335,11 @@ describe('TrustedCaWatch: registry CAs follow the ConfigMap while the operator r
         [CM, { data: { 'registry.example': PEM_A } }],
       ]),
       failing: false,
+      /** GETs of any ConfigMap, answered or not. */
+      configMapReads: 0,
     };
     const request = <T>(o: { path: string }): Promise<T> => {
+      if (o.path.includes('/configmaps/')) state.configMapReads++;
       if (state.failing)
         return Promise.reject(
           new ApiStatusError('GET', o.path, 503, 'ServiceUnavailable', 'down', undefined),
@@ -323,16 +364,31 @@ describe('TrustedCaWatch: registry CAs follow the ConfigMap while the operator r
     return logger;
   }
 
+  /** An image config informer whose update events the test fires by hand. */
+  function imageConfigInformer() {
+    const handlers: { onUpdate?(a: KubeObject, b: KubeObject): void }[] = [];
+    const informer: PolicyInformer = {
+      getIndexer: () => ({ list: () => [] }),
+      addEventHandler: (h) => handlers.push(h),
+    };
+    const update = (): void => {
+      for (const h of handlers)
+        h.onUpdate?.({ metadata: { name: 'cluster' } }, { metadata: { name: 'cluster' } });
+    };
+    return { informer, update };
+  }
+
   async function started(options: { imageConfigs?: PolicyInformer } = {}) {
     const { state, client } = server();
     const clock = new FakeClock();
-    const changes: (readonly string[])[] = [];
+    /** Each change as host -> bundles. */
+    const changes: Record<string, readonly string[]>[] = [];
     const logs: string[] = [];
     const watch = new TrustedCaWatch({
       client,
       kinds: [ImageConfigs],
       initial: await fetchAdditionalTrustedCa(client, [ImageConfigs]),
-      onChange: (certificates) => changes.push(certificates),
+      onChange: (byHost) => changes.push(Object.fromEntries(byHost)),
       clock,
       logger: recordingLogger(logs),
       ...options,
@@ -348,11 +404,11 @@ describe('TrustedCaWatch: registry CAs follow the ConfigMap while the operator r
     await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS - 1);
     expect(w.changes).toEqual([]);
     await w.clock.advance(1);
-    expect(w.changes).toEqual([[PEM_B]]);
+    expect(w.changes).toEqual([{ 'registry.example': [PEM_B] }]);
     await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS * 3);
-    expect(w.changes).toEqual([[PEM_B]]);
+    expect(w.changes).toEqual([{ 'registry.example': [PEM_B] }]);
     expect(w.logs).toContain(
-      'info registry CAs (additionalTrustedCA) changed; trusted from the next inspection on',
+      'info registry CAs (additionalTrustedCA) changed; each trusted for its own registry from the next inspection on',
     );
     await w.stop();
   });
@@ -366,7 +422,7 @@ describe('TrustedCaWatch: registry CAs follow the ConfigMap while the operator r
     w.state.failing = false;
     w.state.objects.delete(CM);
     await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS);
-    expect(w.changes).toEqual([[]]);
+    expect(w.changes).toEqual([{}]);
     // The admin is told once which ConfigMap is missing, not every minute.
     await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS * 5);
     expect(w.logs.filter((l) => l.includes('does not exist'))).toHaveLength(1);
@@ -374,22 +430,48 @@ describe('TrustedCaWatch: registry CAs follow the ConfigMap while the operator r
   });
 
   it('reads at once when the image config changes (a new ConfigMap named), without waiting for the interval', async () => {
-    const handlers: { onUpdate?(a: KubeObject, b: KubeObject): void }[] = [];
-    const imageConfigs: PolicyInformer = {
-      getIndexer: () => ({ list: () => [] }),
-      addEventHandler: (h) => handlers.push(h),
-    };
-    const w = await started({ imageConfigs });
+    const imageConfigs = imageConfigInformer();
+    const w = await started({ imageConfigs: imageConfigs.informer });
     w.state.objects.set(IMAGE, {
       metadata: { name: 'cluster' },
       spec: { additionalTrustedCA: { name: 'other' } },
     });
     w.state.objects.set('/api/v1/namespaces/openshift-config/configmaps/other', { data: { r: PEM_B } });
-    for (const h of handlers)
-      h.onUpdate?.({ metadata: { name: 'cluster' } }, { metadata: { name: 'cluster' } });
+    imageConfigs.update();
     await w.clock.advance(0);
-    expect(w.changes).toEqual([[PEM_B]]);
+    expect(w.changes).toEqual([{ r: [PEM_B] }]);
     await w.stop();
+  });
+
+  it('folds a burst of image config events (190 in 2 s) into one read and one trailing read that sees the last', async () => {
+    const imageConfigs = imageConfigInformer();
+    const w = await started({ imageConfigs: imageConfigs.informer });
+    const before = w.state.configMapReads;
+    for (let event = 1; event <= 190; event++) {
+      // Only the last event changes anything: the trailing read must see it.
+      if (event === 190) w.state.objects.set(CM, { data: { 'registry.example': PEM_B } });
+      imageConfigs.update();
+      await w.clock.advance(10);
+    }
+    await w.clock.advance(TRUSTED_CA_MIN_READ_INTERVAL_MS);
+    expect(w.state.configMapReads - before).toBe(2);
+    expect(w.changes).toEqual([{ 'registry.example': [PEM_B] }]);
+    // Quiet again: the next read is the interval's.
+    await w.clock.advance(TRUSTED_CA_POLL_INTERVAL_MS - TRUSTED_CA_MIN_READ_INTERVAL_MS - 1);
+    expect(w.state.configMapReads - before).toBe(2);
+    await w.stop();
+    expect(w.clock.pendingTimers()).toBe(0);
+  });
+
+  it('stops promptly while it folds a burst, with no timer left', async () => {
+    const imageConfigs = imageConfigInformer();
+    const w = await started({ imageConfigs: imageConfigs.informer });
+    imageConfigs.update();
+    await w.clock.advance(0);
+    imageConfigs.update();
+    await w.clock.advance(0);
+    await w.stop();
+    expect(w.clock.pendingTimers()).toBe(0);
   });
 
   it('stops promptly when the operator stops, with no timer left', async () => {

@@ -3,7 +3,12 @@
 // and `images.config.openshift.io/cluster` (spec.registrySources). Pure: the caller lists the objects; kinds the
 // cluster does not serve are simply absent. allowedRegistries is reported, not enforced (RegistryPolicy cannot say it).
 import type { KubeObject, ResourceType } from '../runtime/index.js';
-import { registryPolicyFrom, type RegistryPolicy } from '../registry/index.js';
+import {
+  registryHostKey,
+  registryPolicyFrom,
+  type HostCaCertificates,
+  type RegistryPolicy,
+} from '../registry/index.js';
 
 export const ImageDigestMirrorSets: ResourceType = {
   group: 'config.openshift.io',
@@ -118,23 +123,51 @@ export function additionalTrustedCaName(imageConfigs: readonly ImageConfig[]): s
   return name ? name : undefined;
 }
 
+/** One additionalTrustedCA entry: the registry host its key names (registryHostKey form) and that key's PEM bundle. */
+export interface RegistryCaBundle {
+  readonly host: string;
+  readonly pem: string;
+}
+
 /**
- * The CA bundles of an additionalTrustedCA ConfigMap (`data`: registry host -> PEM), in key order, and the keys whose
- * value holds no PEM certificate (reported, not trusted). Every bundle is trusted for every registry: the inspector
- * has one trust store (OpenShift scopes each bundle to its host).
+ * The registry host an additionalTrustedCA key names: `registry.example` or, for a port, `registry.example..5000`
+ * (ConfigMap keys cannot hold `:`), in registryHostKey form (`registry.example:5000`; `..443` is the plain name).
+ * Undefined for a key that names no host.
+ */
+export function additionalTrustedCaHost(key: string): string | undefined {
+  const parts = key.split('..');
+  if (parts.length > 2) return undefined;
+  const [name = '', port] = parts;
+  if (port !== undefined && !/^\d{1,5}$/.test(port)) return undefined;
+  return registryHostKey(port === undefined ? name : `${name}:${port}`);
+}
+
+/**
+ * The CA bundles of an additionalTrustedCA ConfigMap (`data`: registry host -> PEM), in key order, each for the
+ * host its key names only (as OpenShift writes them to /etc/docker/certs.d/<host[:port]>/ for CRI-O), and the keys
+ * that name no host or whose value holds no PEM certificate (reported, not trusted).
  */
 export function additionalTrustedCAs(data: Readonly<Record<string, string>> | undefined): {
-  certificates: string[];
+  bundles: RegistryCaBundle[];
   ignoredKeys: string[];
 } {
-  const certificates: string[] = [];
+  const bundles: RegistryCaBundle[] = [];
   const ignoredKeys: string[] = [];
   for (const key of Object.keys(data ?? {}).sort()) {
     const value = data?.[key];
-    if (typeof value === 'string' && value.includes('-----BEGIN CERTIFICATE-----')) certificates.push(value);
+    const host = additionalTrustedCaHost(key);
+    if (host !== undefined && typeof value === 'string' && value.includes('-----BEGIN CERTIFICATE-----'))
+      bundles.push({ host, pem: value });
     else ignoredKeys.push(key);
   }
-  return { certificates, ignoredKeys };
+  return { bundles, ignoredKeys };
+}
+
+/** The bundles by host, as the registry transport takes them (two keys naming one host: both bundles). */
+export function hostCaCertificatesOf(bundles: readonly RegistryCaBundle[]): HostCaCertificates {
+  const byHost = new Map<string, string[]>();
+  for (const { host, pem } of bundles) byHost.set(host, [...(byHost.get(host) ?? []), pem]);
+  return byHost;
 }
 
 /** True when both policies send every reference to the same places with the same trust. */

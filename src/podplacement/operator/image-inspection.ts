@@ -1,6 +1,7 @@
 // The image inspector the pod reconciler asks: the one given in the options, or a CachingInspector over a
 // RegistryInspector that follows the cluster's registry policy (mirror sets, registrySources; kinds the cluster
-// does not serve are skipped) and trusts its additionalTrustedCA bundles, re-read while it runs (TrustedCaWatch).
+// does not serve are skipped) and trusts its additionalTrustedCA bundles, each for its own registry host, re-read while
+// it runs (TrustedCaWatch); the --registry-ca files are trusted for every host.
 // The cache is purged whenever the policy, the trusted CAs or the global pull secret change.
 import type { KubeObject, Manager } from '../../runtime/index.js';
 import {
@@ -9,7 +10,7 @@ import {
   createInspectionCacheMetrics,
   type ImageInspector,
 } from '../../registry/index.js';
-import { ImageConfigs } from '../registry-policy.js';
+import { ImageConfigs, hostCaCertificatesOf } from '../registry-policy.js';
 import {
   RegistryPolicyWatch,
   TrustedCaWatch,
@@ -60,8 +61,12 @@ export async function createImageInspection(
     onChange: () => caching.purge(),
     logger,
   });
+  const addressPolicy = options.registry?.addressPolicy;
+  if (addressPolicy) logger.info(addressPolicy.describe(), 'registry address policy');
   const registry = new RegistryInspector({
-    caCertificates: [...flagCAs, ...initialCAs.certificates],
+    caCertificates: flagCAs,
+    hostCaCertificates: hostCaCertificatesOf(initialCAs.bundles),
+    ...(addressPolicy ? { addressPolicy } : {}),
     trustedRealmHosts: options.registry?.trustedRealmHosts ?? [],
     policy: () => policyWatch.current(),
     ...registryTimeouts(inspectionDeadlineMs),
@@ -80,8 +85,8 @@ export async function createImageInspection(
         kinds: policyKinds,
         imageConfigs: manager.informers.informerFor<KubeObject>({ type: ImageConfigs }),
         initial: initialCAs,
-        onChange: (certificates) => {
-          registry.setCaCertificates([...flagCAs, ...certificates]);
+        onChange: (hostCaCertificates) => {
+          registry.setCaCertificates(flagCAs, hostCaCertificates);
           // Answers cached under the old trust may differ under the new one.
           caching.purge();
         },

@@ -59,9 +59,18 @@ describe('managerOptions', () => {
 });
 
 describe('inspectionCaps', () => {
-  it('keeps a tenant to a quarter and a registry to half of the workers, at least one', () => {
-    expect(inspectionCaps(8, {})).toEqual({ maxInspectionsPerNamespace: 2, maxInspectionsPerRegistry: 4 });
-    expect(inspectionCaps(1, {})).toEqual({ maxInspectionsPerNamespace: 1, maxInspectionsPerRegistry: 1 });
+  it('leaves a quarter of the workers to cached pods, keeps a tenant to a quarter and a registry to half', () => {
+    expect(inspectionCaps(8, {})).toEqual({
+      maxInspections: 6,
+      maxInspectionsPerNamespace: 2,
+      maxInspectionsPerRegistry: 4,
+    });
+    expect(inspectionCaps(2, {}).maxInspections).toBe(1);
+    expect(inspectionCaps(1, {})).toEqual({
+      maxInspections: 1,
+      maxInspectionsPerNamespace: 1,
+      maxInspectionsPerRegistry: 1,
+    });
     expect(inspectionCaps(8, { maxInspectionsPerNamespace: 5 }).maxInspectionsPerNamespace).toBe(5);
   });
 });

@@ -2,7 +2,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { BackoffOptions, Logger, LogLevel, Manager, ManagerOptions } from '../../runtime/index.js';
 import { InvalidArgumentError } from '../../runtime/light.js';
-import type { ImageInspector } from '../../registry/index.js';
+import type { AddressPolicy, ImageInspector } from '../../registry/index.js';
 import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID } from '../constants.js';
 import type { PlacementPlan } from '../placement-plan.js';
 import type { WebhookEndpoint } from '../webhook-configurations.js';
@@ -42,6 +42,12 @@ export interface PodPlacementOperatorOptions {
   /** Webhook budgets an admin may need to change (the rest keep WEBHOOK_BUDGET_DEFAULTS). */
   webhookBudgets?: { maxRequestBytes?: number; maxConnections?: number };
   /**
+   * PEM CA bundle that verifies the API server's client certificate (`--webhook-client-ca`). Connections presenting
+   * a certificate it verifies get their own connection pool and two thirds of the in-flight memory budget, which
+   * other callers cannot take; those are still served, within the rest. Default: none (all callers share).
+   */
+  webhookClientCa?: string;
+  /**
    * How the API server reaches the webhook. Default: Service pod-placement-web-hook in `namespace`, port 443.
    * For an operator outside the cluster use `{ kind: 'url', baseUrl: 'https://127.0.0.1:PORT' }` (PORT 0 = the bound port).
    */
@@ -72,6 +78,11 @@ export interface PodPlacementOperatorOptions {
     insecureRegistries?: readonly string[];
     /** Token service hosts that may receive pull-secret credentials besides the registry's own domain. */
     trustedRealmHosts?: readonly string[];
+    /**
+     * Address ranges registry connections may not dial (images, mirrors, redirects, token realms; resolved names
+     * too). Default: only link-local and unspecified addresses are refused (always, whatever the policy).
+     */
+    addressPolicy?: AddressPolicy;
   };
   /** Wait before the 2nd inspection attempt, in ms (doubles each time). Default: 2,000. */
   retryBaseDelayMs?: number;
@@ -85,6 +96,13 @@ export interface PodPlacementOperatorOptions {
   maxInspectionsPerNamespace?: number;
   /** Pods inspected at once per registry host. Default: half of `workers` (at least 1). */
   maxInspectionsPerRegistry?: number;
+  /**
+   * Webhook half: when the controller's leader Lease has not changed for this long (ms, by this process's monotonic
+   * clock), new pods are admitted without the scheduling gate, with a Warning event on the Lease and the gauge
+   * tessera_podplacement_webhook_gating_suspended, until the Lease is renewed. At least 1,000; 0 disables. Default:
+   * 300,000 (5 minutes); always off in a process that runs the controller without leader election (no Lease).
+   */
+  controllerLeaseStaleAfterMs?: number;
   /** Told about every plan applied to a pod. */
   onPlanned?: (key: string, plan: PlacementPlan) => void;
   logger?: Logger;

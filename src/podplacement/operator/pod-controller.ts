@@ -5,6 +5,8 @@ import {
   Pods,
   ResourceClient,
   namespaceIndexFunc,
+  shareStrings,
+  splitObjectKey,
   type Controller,
   type KubeObject,
   type Manager,
@@ -14,7 +16,8 @@ import {
 import type { ImageInspector } from '../../registry/index.js';
 import { EVENT_RECORDER_COMPONENT, LABELS, LABEL_VALUES } from '../constants.js';
 import type { PodPlacementMetrics } from '../metrics.js';
-import { PodReconciler } from '../pod-reconciler.js';
+import { projectGatedPod } from '../pod-projection.js';
+import { PodReconciler, type InspectionRecorder } from '../pod-reconciler.js';
 import type { Pod } from '../pod-types.js';
 import type { PullSecretResolver } from '../pull-secrets.js';
 import type { ConfigCaches } from './config-caches.js';
@@ -22,24 +25,32 @@ import type { PodPlacementOperatorOptions } from './options.js';
 
 export type GatedPods = SharedInformer<Pod & KubeObject>;
 
-/** The cache of pods carrying the scheduling gate, by namespace. */
+/**
+ * The cache of pods carrying the scheduling gate, by namespace. It holds projections (projectGatedPod: what the
+ * reconciler reads), made as each pod is decoded, so a tenant's large pods cost the cache little and a list page
+ * only one raw pod at a time.
+ */
 export function gatedPodInformer(informers: SharedInformerFactory): GatedPods {
   return informers.informerFor<Pod & KubeObject>({
     type: Pods,
     labelSelector: `${LABELS.schedulingGate}=${LABEL_VALUES.gated}`,
     indexers: { [NAMESPACE_INDEX]: namespaceIndexFunc },
+    transform: (pod) => shareStrings(projectGatedPod(pod)),
   });
 }
 
 /**
- * Pods inspected at once per namespace and per registry host: a tenant (namespace) or a registry never holds every
- * worker, the rest requeue instead of waiting. Defaults: a quarter and half of `workers` (at least 1).
+ * Pods inspected at once (waiting on registries): in total, per namespace and per registry host, so neither any
+ * number of tenants nor a registry holds every worker; the rest requeue instead of waiting. Defaults: `workers`
+ * less a quarter (at least 1 left for pods the cache answers, when there are 2 workers or more), a quarter and half
+ * of `workers` (each at least 1).
  */
 export function inspectionCaps(
   workers: number,
   given: { maxInspectionsPerNamespace?: number; maxInspectionsPerRegistry?: number },
-): { maxInspectionsPerNamespace: number; maxInspectionsPerRegistry: number } {
+): { maxInspections: number; maxInspectionsPerNamespace: number; maxInspectionsPerRegistry: number } {
   return {
+    maxInspections: Math.max(1, workers - Math.max(1, Math.floor(workers / 4))),
     maxInspectionsPerNamespace: given.maxInspectionsPerNamespace ?? Math.max(1, Math.floor(workers / 4)),
     maxInspectionsPerRegistry: given.maxInspectionsPerRegistry ?? Math.max(1, Math.floor(workers / 2)),
   };
@@ -55,6 +66,8 @@ export interface PodControllerOptions {
   operatorNamespace: string;
   workers: number;
   inspectionDeadlineMs: number;
+  /** Records the pods being inspected, so the next process releases one that killed this one (leader only). */
+  breaker?: InspectionRecorder;
   tuning: Pick<
     PodPlacementOperatorOptions,
     'retryBaseDelayMs' | 'maxInspectionsPerNamespace' | 'maxInspectionsPerRegistry' | 'onPlanned'
@@ -82,8 +95,15 @@ export function addPodController(o: PodControllerOptions): Controller {
     ...inspectionCaps(o.workers, o.tuning),
     wake: (key) => controller.enqueue(key),
     onPlanned: o.tuning.onPlanned,
+    breaker: o.breaker,
   });
-  const controller = manager.newController({ name: 'podplacement-pods', reconciler, workers: o.workers });
+  const controller = manager.newController({
+    name: 'podplacement-pods',
+    reconciler,
+    workers: o.workers,
+    // Tenants take turns for workers: one namespace's backlog does not queue ahead of another's pods.
+    shardOf: (key) => splitObjectKey(key).namespace,
+  });
   controller.watch(gatedPods);
   controller.watch(o.configs.podPlacementConfigs, (ppc) =>
     gatedPods

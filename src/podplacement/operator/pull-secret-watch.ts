@@ -93,5 +93,10 @@ export function createPullSecretResolver(
     }),
     globalSecret: () => global.current(),
     onSkipped: (secret, reason) => logger.debug({ secret, reason }, 'pull secret skipped'),
+    onLookupBudgetExceeded: (pod, image, maxSteps) =>
+      logger.warn(
+        { pod, image, maxSteps },
+        "matching the image against the pod's pull secret registry keys took more than the lookup budget; only the credentials matched before it are tried: simplify the secrets' wildcard keys",
+      ),
   });
 }

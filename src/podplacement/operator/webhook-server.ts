@@ -59,7 +59,12 @@ export interface WebhookServerOptions {
   readiness: WebhookReadiness;
   metrics: PodPlacementMetrics;
   operatorNamespace: string;
-  listen: Pick<PodPlacementOperatorOptions, 'webhookHost' | 'webhookPort' | 'webhookBudgets'>;
+  listen: Pick<
+    PodPlacementOperatorOptions,
+    'webhookHost' | 'webhookPort' | 'webhookBudgets' | 'webhookClientCa'
+  >;
+  /** True while the controller's Lease is not renewed (ControllerLeaseWatch): pods are admitted ungated. */
+  gatingSuspended?: () => boolean;
 }
 
 /** Creates the server with every handler, registered with the manager, and its readiness check. */
@@ -70,6 +75,7 @@ export async function addWebhookServer(o: WebhookServerOptions): Promise<Webhook
     host: o.listen.webhookHost,
     port: o.listen.webhookPort ?? 9443,
     ...o.listen.webhookBudgets,
+    ...(o.listen.webhookClientCa === undefined ? {} : { clientCa: o.listen.webhookClientCa }),
     ...(await o.tls.servingFiles()),
     registry: manager.registry,
     clock,
@@ -85,6 +91,7 @@ export async function addWebhookServer(o: WebhookServerOptions): Promise<Webhook
       clock,
       logger,
       metrics: o.metrics,
+      gatingSuspended: o.gatingSuspended,
     }),
   );
   server.register(VALIDATING_WEBHOOK.podConfigPath, new PodPlacementConfigValidator(reader, { clock }));

@@ -4,6 +4,8 @@
 //  - a tenant whose registry never answers delays only its own pods: another namespace's pods are placed while
 //    the hostile ones are still gated, and the hostile ones are released at the per-pod deadline with an event
 //    and annotation naming the registry;
+//  - 8 such tenants, each with pods on 2 silent registries of its own, do not hold another tenant's pods behind
+//    their backlog: they are inspected at the first registry slots that free (issue #20);
 //  - a pod whose image does not exist is released after exactly one inspection (one manifest request);
 //  - a pod can never make the operator use another namespace's pull secret, however it names it.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -40,6 +42,7 @@ let client: KubeClient;
 let pub: LocalRegistry | undefined;
 let priv: LocalRegistry | undefined;
 let silent: SilentRegistry | undefined;
+let silent2: SilentRegistry | undefined;
 let operator: PodPlacementOperatorHandle | undefined;
 const stop = new AbortController();
 const root = mkdtempSync(path.join(os.tmpdir(), 'pp-hostile-'));
@@ -119,6 +122,7 @@ beforeAll(async () => {
   pub = await startLocalRegistry({ stateDir: path.join(root, 'pub'), auth: 'none' });
   priv = await startLocalRegistry({ stateDir: path.join(root, 'priv'), auth: 'htpasswd' });
   silent = await startSilentRegistry();
+  silent2 = await startSilentRegistry();
   const platforms = [{ architecture: 'arm64' }, { architecture: 'ppc64le' }];
   await pub.pushImage('ordinary', '1', multiPlatformImage({ platforms }));
   await priv.pushImage('team-b/private', '1', multiPlatformImage({ platforms }));
@@ -169,7 +173,7 @@ afterAll(async () => {
   await operator?.stopped.catch(() => undefined);
   await client?.close();
   await cluster?.stop({ wipe: true });
-  await Promise.all([pub?.stop(), priv?.stop(), silent?.close()]);
+  await Promise.all([pub?.stop(), priv?.stop(), silent?.close(), silent2?.close()]);
   rmSync(root, { recursive: true, force: true });
 }, 120_000);
 
@@ -232,6 +236,41 @@ describe('a registry that never answers', () => {
       );
     }
   }, 240_000);
+});
+
+describe('8 tenants whose 2 registries each never answer', () => {
+  it("do not queue another tenant's pods behind their backlog", async () => {
+    // 8 workers: at most 6 inspections wait on registries (2 workers stay free), 4 per namespace. The 32 hostile
+    // pods fill the 6 slots for a deadline each; the ordinary tenant's pods need their registry (a new image), and
+    // get one of the first slots that free, while today's first come, first served queue keeps them behind
+    // the hostile pods' deadlines, round after round.
+    const hostileNamespaces = await Promise.all(
+      Array.from({ length: 8 }, () => createNamespace('hostile-many')),
+    );
+    const ordinaryNs = await createNamespace('ordinary-many');
+    const registry = pub as LocalRegistry;
+    await registry.pushImage('fair', '1', multiPlatformImage({ platforms: [{ architecture: 'arm64' }] }));
+    const hosts = [silent?.host ?? '', silent2?.host ?? ''];
+    const hostile = hostileNamespaces.flatMap((ns) => [0, 1, 2, 3].map((i) => ({ ns, name: `h-${i}` })));
+    await Promise.all(
+      hostile.map(({ ns, name }, i) => createPod(ns, name, `${hosts[i % 2] ?? ''}/hostile-${ns}/app:1`)),
+    );
+    await eventually(
+      async () => {
+        if ((silent?.connections() ?? 0) === 0 || (silent2?.connections() ?? 0) === 0)
+          throw new Error('not connected to both silent registries yet');
+      },
+      { what: 'the operator waiting on both silent registries' },
+    );
+    const ordinary = ['o-0', 'o-1', 'o-2'];
+    await Promise.all(ordinary.map((name) => createPod(ordinaryNs, name, `${registry.host}/fair:1`)));
+    for (const name of ordinary)
+      expect(requiredArchs(await ungated(ordinaryNs, name, 3 * DEADLINE_MS + 60_000))).toEqual(['arm64']);
+    // The observed order: at most two rounds of 6 hostile pods (those in flight when the ordinary pods came, and
+    // those whose slots freed with theirs) were released before the ordinary pods; the rest still wait.
+    const gated = await Promise.all(hostile.map(async ({ ns, name }) => isGated(await getPod(ns, name))));
+    expect(gated.filter(Boolean).length).toBeGreaterThanOrEqual(hostile.length - 2 * 6);
+  }, 600_000);
 });
 
 describe('an image that does not exist', () => {

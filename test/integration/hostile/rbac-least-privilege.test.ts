@@ -1,8 +1,9 @@
 // The pod placement RBAC in deploy/podplacement, applied to a real kube-apiserver (private cluster, since the
 // manifests name fixed cluster-scoped objects) and checked three ways:
 //  1. `kubectl auth can-i --as=system:serviceaccount:...` for each service account: what it must be able to do, and
-//     what it must not (no Secret creation by the webhook, Secrets elsewhere only by name, webhook configurations
-//     and leases only by name);
+//     what it must not (no Secret creation by the webhook, Secrets elsewhere only by name, webhook configurations,
+//     the in-flight record ConfigMap and leases only by name; `create` and pod `patch`, which RBAC cannot narrow by
+//     name, are shown as granted);
 //  2. the operator itself, split as deployed (controller and webhook, each with its own service account's token),
 //     gates and releases a pod with no `forbidden` answer in either log, so the narrowing removed nothing it calls;
 //  3. the OpenShift overlay drops the self-managed certificate's Roles: nobody can touch that Secret there.
@@ -23,6 +24,7 @@ import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
 } from '../../../src/podplacement/operator.js';
+import { INFLIGHT_RECORD_NAME } from '../../../src/podplacement/inflight-record.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import {
@@ -112,15 +114,58 @@ describe('pod placement RBAC (plain Kubernetes, self-managed TLS)', () => {
       [CONTROLLER, 'update', 'secrets/other', NS, 'no'],
       [CONTROLLER, 'delete', `secrets/${TLS_SECRET}`, NS, 'no'],
       [CONTROLLER, 'list', 'secrets', NS, 'no'],
-      // Pods: watched (gated ones) and patched (ungated); never created or deleted.
+      // Pods: watched (gated ones) and patched (ungated); never created, replaced or deleted. `patch` cannot be
+      // narrowed by name (pod names are the tenants'); the controller sends only merge patches of the gate, the
+      // node affinity and its own labels and annotations, guarded by resourceVersion.
       [CONTROLLER, 'watch', 'pods', '*', 'yes'],
       [CONTROLLER, 'patch', 'pods', TENANT, 'yes'],
+      [CONTROLLER, 'update', 'pods', TENANT, 'no'],
       [CONTROLLER, 'delete', 'pods', TENANT, 'no'],
       [CONTROLLER, 'create', 'pods', TENANT, 'no'],
-      // Its own webhook configurations, CRD and lease by name; anyone else's not.
+      [CONTROLLER, 'patch', 'pods', TENANT, 'no', 'status'],
+      // Its own webhook configurations, CRD and lease by name; anyone else's not. `create` cannot be narrowed by
+      // name (the name is in the body, not the URL): it is the one grant that reaches other names.
+      [CONTROLLER, 'get', MWC, '*', 'yes'],
+      [CONTROLLER, 'update', MWC, '*', 'yes'],
       [CONTROLLER, 'delete', MWC, '*', 'yes'],
       [CONTROLLER, 'patch', VWC, '*', 'yes'],
+      [CONTROLLER, 'update', VWC, '*', 'yes'],
+      [CONTROLLER, 'delete', VWC, '*', 'yes'],
+      [CONTROLLER, 'create', 'mutatingwebhookconfigurations', '*', 'yes'],
+      [CONTROLLER, 'create', 'validatingwebhookconfigurations', '*', 'yes'],
+      [CONTROLLER, 'get', 'mutatingwebhookconfigurations/someone-elses', '*', 'no'],
+      [CONTROLLER, 'update', 'mutatingwebhookconfigurations/someone-elses', '*', 'no'],
+      [CONTROLLER, 'patch', 'mutatingwebhookconfigurations/someone-elses', '*', 'no'],
       [CONTROLLER, 'delete', 'mutatingwebhookconfigurations/someone-elses', '*', 'no'],
+      [CONTROLLER, 'update', 'validatingwebhookconfigurations/someone-elses', '*', 'no'],
+      [CONTROLLER, 'patch', 'validatingwebhookconfigurations/someone-elses', '*', 'no'],
+      [CONTROLLER, 'delete', 'validatingwebhookconfigurations/someone-elses', '*', 'no'],
+      // The names are not interchangeable: the mutating name does not open the validating kind, nor the reverse.
+      [
+        CONTROLLER,
+        'delete',
+        'validatingwebhookconfigurations/pod-placement-mutating-webhook-configuration',
+        '*',
+        'no',
+      ],
+      [
+        CONTROLLER,
+        'delete',
+        'mutatingwebhookconfigurations/pod-placement-validating-webhook-configuration',
+        '*',
+        'no',
+      ],
+      [CONTROLLER, 'list', 'mutatingwebhookconfigurations', '*', 'no'],
+      [CONTROLLER, 'deletecollection', 'validatingwebhookconfigurations', '*', 'no'],
+      // The record of pods in flight (poison-pod breaker): its own ConfigMap by name, create only in its namespace.
+      [CONTROLLER, 'get', `configmaps/${INFLIGHT_RECORD_NAME}`, NS, 'yes'],
+      [CONTROLLER, 'update', `configmaps/${INFLIGHT_RECORD_NAME}`, NS, 'yes'],
+      [CONTROLLER, 'create', 'configmaps', NS, 'yes'],
+      [CONTROLLER, 'update', 'configmaps/other', NS, 'no'],
+      [CONTROLLER, 'delete', `configmaps/${INFLIGHT_RECORD_NAME}`, NS, 'no'],
+      [CONTROLLER, 'list', 'configmaps', NS, 'no'],
+      [CONTROLLER, 'create', 'configmaps', TENANT, 'no'],
+      [CONTROLLER, 'update', `configmaps/${INFLIGHT_RECORD_NAME}`, TENANT, 'no'],
       [CONTROLLER, 'patch', CRD, '*', 'yes'],
       [CONTROLLER, 'patch', 'customresourcedefinitions/pods.example.com', '*', 'no'],
       [CONTROLLER, 'update', `leases.coordination.k8s.io/${LEADER_ELECTION_ID}`, NS, 'yes'],
@@ -139,6 +184,14 @@ describe('pod placement RBAC (plain Kubernetes, self-managed TLS)', () => {
       [WEBHOOK, 'create', 'mutatingwebhookconfigurations', '*', 'no'],
       [WEBHOOK, 'delete', MWC, '*', 'no'],
       [WEBHOOK, 'update', `leases.coordination.k8s.io/${LEADER_ELECTION_ID}`, NS, 'no'],
+      // ...reads the controller's Lease by name (to stop gating while it is not renewed), and says so in events.
+      [WEBHOOK, 'get', `leases.coordination.k8s.io/${LEADER_ELECTION_ID}`, NS, 'yes'],
+      [WEBHOOK, 'get', 'leases.coordination.k8s.io/someone-elses', NS, 'no'],
+      [WEBHOOK, 'list', 'leases.coordination.k8s.io', NS, 'no'],
+      [WEBHOOK, 'get', `leases.coordination.k8s.io/${LEADER_ELECTION_ID}`, TENANT, 'no'],
+      [WEBHOOK, 'create', 'events', NS, 'yes'],
+      [WEBHOOK, 'create', 'events', TENANT, 'no'],
+      [WEBHOOK, 'get', `configmaps/${INFLIGHT_RECORD_NAME}`, NS, 'no'],
     ]);
   });
 
@@ -267,6 +320,12 @@ describe('pod placement RBAC (plain Kubernetes, self-managed TLS)', () => {
     }
     expect(forbiddenLines(controllerLog)).toEqual([]);
     expect(forbiddenLines(webhookLog)).toEqual([]);
+    // The breaker recorded the uncached inspection (the dead registry) and cleared its record at the clean stop.
+    const record = await client.request<{ data?: Record<string, string> }>({
+      method: 'GET',
+      path: `/api/v1/namespaces/${NS}/configmaps/${INFLIGHT_RECORD_NAME}`,
+    });
+    expect(record.data).toEqual({ pods: '' });
     // Not vacuous: both halves did their work.
     expect(controllerLog.join('\n')).toContain('mutating webhook configuration created');
     expect(webhookLog.join('\n')).toContain('webhook server listening');

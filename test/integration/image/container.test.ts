@@ -231,6 +231,9 @@ describe('the operator image under podman, with pod credentials', () => {
         ...common,
         ...['--components=controller', ...url, `--probe-port=${controllerProbe}`],
         ...['--registry-ca', '/etc/tessera/registry/ca.crt'],
+        // In-cluster credentials make it deny loopback by default; here the network is the host's, where the
+        // test registry listens on loopback.
+        '--registry-allow-cidr=127.0.0.0/8',
       ],
       credentials: await credentials(PP_NS, 'pod-placement-controller'),
       mounts: { [caDir]: '/etc/tessera/registry' },
