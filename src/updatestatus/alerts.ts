@@ -1,11 +1,27 @@
 // Alert insights (oc's rules): firing alerts that started during the update, plus allow-listed alerts known to
 // affect updates whatever their start; pending alerts and info-level alerts are left out.
 // Pure: `updateStartedAt` is passed in. Also here: decoding an alerts response the way oc's `json.Unmarshal` into
-// its AlertData struct does, and the lines oc prints when alerts cannot be had.
+// its AlertData struct does, and the lines oc prints when alerts cannot be had. The answer comes from an endpoint
+// outside our control: its shape is budgeted before parsing, and its alert count before decoding.
+import { JsonTooLargeError, parseBudgetedJson, type JsonShapeBudget } from '../runtime/light.js';
 import { goJsonKind, goJsonSyntaxError, goRFC3339ParseError } from './goerrors.js';
 import { type Instant, GO_ZERO_TIME, parseTime } from './gotime.js';
 import type { AlertData } from './inputs.js';
 import { CONFIG_GROUP, ImpactLevel, type UpdateInsight } from './insight.js';
+
+/** Budgets of one alerts answer: its JSON shape, checked before parsing, and the alerts it may list. */
+export interface AlertsBudget extends JsonShapeBudget {
+  /** Most alerts decoded; an answer listing more is refused whole, with a notice (health leaves alerts out). */
+  readonly maxAlerts: number;
+}
+
+/**
+ * Sized for a 5,000-node cluster with ten alerts firing on every node, 50,000 alerts: a real alert (some 20
+ * labels and annotations) is ~20 JSON values and ~1 KiB decoded, so 1,000,000 values is also what a full 32 MiB
+ * answer of real alerts holds. Real nesting is 5 levels. What parsing and decoding build then stays near 100 MiB
+ * at worst, within the update status controller's 384 MiB heap.
+ */
+export const DEFAULT_ALERTS_BUDGET: AlertsBudget = { maxDepth: 16, maxValues: 1_000_000, maxAlerts: 50_000 };
 
 /** Alerts shown even when they fired before the update began. */
 const ALERTS_AFFECTING_UPDATES = new Set(['PodDisruptionBudgetLimit', 'PodDisruptionBudgetAtLimit']);
@@ -171,6 +187,9 @@ function findField(fields: readonly GoField[], key: string): GoField | undefined
 interface DecodeContext {
   /** The first error, as Go keeps it while decoding on. */
   firstError: string | undefined;
+  /** Longest slice decoded (the alerts); a longer one is not decoded, and its length is kept in `tooLong`. */
+  readonly maxItems: number;
+  tooLong: number | undefined;
 }
 
 // Decodes `value` into `type` as encoding/json does for oc's structs: type mismatches leave the zero value and
@@ -210,6 +229,10 @@ function decodeGo(
       return value;
     case 'slice': {
       if (!Array.isArray(value)) return mismatch();
+      if (value.length > ctx.maxItems) {
+        ctx.tooLong ??= value.length;
+        return undefined;
+      }
       return value.map((item: unknown) => decodeGo(item, type.elem, ctx, struct, path) ?? {});
     }
     case 'struct': {
@@ -227,21 +250,41 @@ function decodeGo(
   }
 }
 
+export interface DecodeAlertsOptions {
+  /** Default: DEFAULT_ALERTS_BUDGET. */
+  readonly budget?: AlertsBudget;
+  /** Names the answer in a refusal (`the alerts answer of https://host/api/v1/alerts`). Default: `the alerts answer`. */
+  readonly what?: string;
+}
+
 /**
  * An alerts response as oc's `json.Unmarshal(bytes, &alertData)` leaves it, with the notice oc prints when that
  * fails. Like Go, a syntax error decodes nothing, while a type mismatch keeps what decoded (oc then still reads
- * the alerts it got).
+ * the alerts it got). An answer over its budget (shape, or more than `maxAlerts` alerts) is not read at all:
+ * alerts are then unavailable, with oc's notice naming the budget (oc has no such limit).
  */
-export function decodeAlerts(text: string): AlertsReading {
+export function decodeAlerts(text: string | Uint8Array, options: DecodeAlertsOptions = {}): AlertsReading {
+  const budget = options.budget ?? DEFAULT_ALERTS_BUDGET;
+  const what = options.what ?? 'the alerts answer';
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseBudgetedJson(text, budget, what);
   } catch (err) {
-    const goText =
-      goJsonSyntaxError(Buffer.from(text, 'utf8')) ?? (err instanceof Error ? err.message : String(err));
+    if (err instanceof JsonTooLargeError)
+      return { alerts: undefined, notice: alertsUnavailableNotice(err.message) };
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    const goText = goJsonSyntaxError(bytes) ?? (err instanceof Error ? err.message : String(err));
     return { alerts: {}, notice: unmarshalNotice(goText) };
   }
-  const ctx: DecodeContext = { firstError: undefined };
+  const ctx: DecodeContext = { firstError: undefined, maxItems: budget.maxAlerts, tooLong: undefined };
   const alerts = (decodeGo(parsed, GO_ALERT_DATA, ctx, '', []) ?? {}) as AlertData;
+  if (ctx.tooLong !== undefined) {
+    return {
+      alerts: undefined,
+      notice: alertsUnavailableNotice(
+        `${what} lists ${ctx.tooLong} alerts, more than the ${budget.maxAlerts} accepted; it was not read`,
+      ),
+    };
+  }
   return { alerts, notice: ctx.firstError === undefined ? '' : unmarshalNotice(ctx.firstError) };
 }

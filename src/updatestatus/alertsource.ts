@@ -3,13 +3,14 @@
 // answers 200, authenticated as the kubeconfig user and trusting what the kubeconfig trusts for the API server.
 // `--prometheus-url` replaces the Route for clusters without one (kube-prometheus on plain Kubernetes). Every
 // failure becomes oc's notice with Go's error text, never an exception: the report then ignores alerts.
-// Budgets (the endpoint is outside our control): the answer is cut off at `maxBytes` and `timeoutMs`.
+// Budgets (the endpoint is outside our control): the answer is cut off at `maxBytes` and `timeoutMs`, and its
+// JSON shape and alert count are checked before it is parsed and decoded (DEFAULT_ALERTS_BUDGET in alerts.ts).
 import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import type { KubeClient } from '../runtime/index.js';
 import { ApiStatusError } from '../runtime/light.js';
-import { type AlertsReading, alertsUnavailableNotice, decodeAlerts } from './alerts.js';
+import { type AlertsBudget, type AlertsReading, alertsUnavailableNotice, decodeAlerts } from './alerts.js';
 import { goAggregateText } from './goerrors.js';
 
 /** Largest alerts answer read (bytes). A 5,000-node cluster with every alert firing stays far below. */
@@ -24,8 +25,12 @@ const ALERTS_PATH = '/api/v1/alerts';
 export interface LiveAlertsOptions {
   /** Base URL of a Prometheus-compatible API; undefined: the thanos-querier Route. */
   readonly prometheusUrl?: string | undefined;
+  /** Default: DEFAULT_ALERTS_MAX_BYTES. */
   readonly maxBytes?: number;
+  /** Default: DEFAULT_ALERTS_TIMEOUT_MS. */
   readonly timeoutMs?: number;
+  /** Shape and alert-count budget of the answer. Default: DEFAULT_ALERTS_BUDGET. */
+  readonly budget?: AlertsBudget;
   readonly userAgent?: string;
 }
 
@@ -54,6 +59,12 @@ async function credentials(
 
 class AlertsFetchError extends Error {}
 
+/** An alerts answer as received: the URL that gave it and its bytes, not yet parsed. */
+interface AlertsAnswer {
+  readonly url: string;
+  readonly body: Buffer;
+}
+
 // Go's net/http error texts for the transport failures a user meets most; others keep Node's words.
 function goTransportText(url: string, err: unknown): string {
   const cause = (err as { cause?: { code?: string; address?: string; port?: number; hostname?: string } })
@@ -80,7 +91,7 @@ export function createLiveAlertsReader(
   const timeoutMs = options.timeoutMs ?? DEFAULT_ALERTS_TIMEOUT_MS;
   let agent: Agent | undefined;
 
-  async function get(url: string): Promise<string> {
+  async function get(url: string): Promise<AlertsAnswer> {
     const { tls, headers } = await credentials(kc);
     agent ??= new Agent({
       connect: {
@@ -126,7 +137,7 @@ export function createLiveAlertsReader(
       throw new AlertsFetchError(goTransportText(url, err));
     }
     if (res.statusCode !== 200) throw new AlertsFetchError(`GET status code=${res.statusCode}`);
-    return Buffer.concat(chunks).toString('utf8');
+    return { url, body: Buffer.concat(chunks) };
   }
 
   /** The user must be able to authenticate to the endpoint; oc requires a token, we also take a client cert. */
@@ -137,7 +148,7 @@ export function createLiveAlertsReader(
     }
   }
 
-  async function fromRoute(): Promise<string> {
+  async function fromRoute(): Promise<AlertsAnswer> {
     let route: Route;
     try {
       route = await client.request<Route>({
@@ -172,7 +183,7 @@ export function createLiveAlertsReader(
     throw new AlertsFetchError(`failed to get alerts from Thanos: ${what}: ${goAggregateText(errors)}`);
   }
 
-  async function fromUrl(base: string): Promise<string> {
+  async function fromUrl(base: string): Promise<AlertsAnswer> {
     const url = `${base.replace(/\/+$/, '')}${ALERTS_PATH}`;
     try {
       return await get(url);
@@ -187,9 +198,12 @@ export function createLiveAlertsReader(
     async read() {
       try {
         await checkCredentials();
-        const body =
+        const answer =
           options.prometheusUrl === undefined ? await fromRoute() : await fromUrl(options.prometheusUrl);
-        return decodeAlerts(body);
+        return decodeAlerts(answer.body, {
+          what: `the alerts answer of ${answer.url}`,
+          ...(options.budget ? { budget: options.budget } : {}),
+        });
       } catch (err) {
         if (!(err instanceof AlertsFetchError)) throw err;
         return { alerts: undefined, notice: alertsUnavailableNotice(err.message) };

@@ -2,14 +2,14 @@
 // wait (throttling), the Healthy condition with its transition time, and whether a new status differs from the
 // stored one at all. The controller (controller.ts) observes the caches and applies what these decide.
 import { isDeepStrictEqual } from 'node:util';
-import { setStatusCondition } from '../runtime/light.js';
+import { MAX_CONDITION_MESSAGE_LENGTH, setStatusCondition, truncateText } from '../runtime/light.js';
 import type { Condition, UpdateStatus } from './api/schema.js';
 
 /** Condition type of `.status.conditions`: could the controller gather and interpret the data. */
 export const HEALTHY = 'Healthy';
 
 /** metav1.Condition's message limit (characters). */
-export const MAX_CONDITION_MESSAGE = 32_768;
+export const MAX_CONDITION_MESSAGE = MAX_CONDITION_MESSAGE_LENGTH;
 
 /**
  * How long a write must wait so that two writes are at least `minIntervalMs` apart: 0 when it may go now. The
@@ -46,7 +46,7 @@ export function healthConditions(
       status: health.healthy ? 'True' : 'False',
       reason: health.reason,
       // metav1.Condition's limit: a longer message (an error's text) would make the API server refuse the write.
-      message: health.message.slice(0, MAX_CONDITION_MESSAGE),
+      message: truncateText(health.message, MAX_CONDITION_MESSAGE),
     },
     nowMs,
   ).conditions;

@@ -23,6 +23,7 @@ import type {
   WorkerPoolInsight,
 } from './schema.js';
 import { GROUP, KIND, SINGLETON_NAME, VERSION, VERSION_PATTERN } from './names.js';
+import { MAX_CONDITION_MESSAGE_LENGTH, truncateText } from '../../runtime/light.js';
 
 /** Informer names, as the reference controller's examples use them. */
 export const CONTROL_PLANE_INFORMER = 'cpi';
@@ -34,10 +35,8 @@ const INSIGHT_NAME = /^[a-z0-9-]{1,64}$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const UID_MAX = 63;
 
-function truncate(s: string, max: number): string {
-  const runes = [...s];
-  return runes.length <= max ? s : runes.slice(0, max).join('');
-}
+/** Cut to the API's limits; within a code unit count, so within the code point count the API server checks. */
+const truncate = truncateText;
 
 /**
  * `<prefix>-<key>` when that is a valid uid (lower-case DNS label, at most 63 chars), else a readable prefix of it
@@ -68,7 +67,7 @@ function condition(
     type,
     status: status === 'Unknown' ? 'Unknown' : status ? 'True' : 'False',
     reason,
-    message: truncate(message, 32768),
+    message: truncate(message, MAX_CONDITION_MESSAGE_LENGTH),
     lastTransitionTime: time(at),
   };
 }
@@ -144,7 +143,7 @@ function clusterOperatorInsights(
         type: 'Updating',
         status: progressing ? 'True' : 'False',
         reason: o.updated ? 'Updated' : progressing ? 'Progressing' : 'Pending',
-        message: truncate(progressing ? (o.progressing?.message ?? '') : '', 32768),
+        message: truncate(progressing ? (o.progressing?.message ?? '') : '', MAX_CONDITION_MESSAGE_LENGTH),
         lastTransitionTime: at(o.progressing),
       };
       let healthy: Condition;
@@ -153,7 +152,7 @@ function clusterOperatorInsights(
           type: 'Healthy',
           status: 'False',
           reason: 'Unavailable',
-          message: truncate(o.available?.message ?? '', 32768),
+          message: truncate(o.available?.message ?? '', MAX_CONDITION_MESSAGE_LENGTH),
           lastTransitionTime: at(o.available),
         };
       } else if (o.degraded?.status === 'True') {
@@ -161,7 +160,7 @@ function clusterOperatorInsights(
           type: 'Healthy',
           status: 'False',
           reason: 'Degraded',
-          message: truncate(o.degraded.message ?? '', 32768),
+          message: truncate(o.degraded.message ?? '', MAX_CONDITION_MESSAGE_LENGTH),
           lastTransitionTime: at(o.degraded),
         };
       } else {
