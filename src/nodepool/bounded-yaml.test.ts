@@ -148,6 +148,46 @@ describe('parseWithinBudget and parseAllWithinBudget', () => {
     ].join('\n');
     expect(() => parseAllWithinBudget(text, budget, 't')).toThrow(/alias/i);
   });
+
+  it('refuse a repeated key, in a block or a flow mapping, with the position (as the library words it)', () => {
+    expect(() => parseWithinBudget('a: 1\nb: 2\na: 3\n', STATUS_YAML_BUDGET, 's')).toThrow(
+      'Map keys must be unique at line 3, column 1',
+    );
+    expect(() => parseAllWithinBudget('x: 1\n---\nm: {k: 1, j: 2, k: 3}\n', TUNING_YAML_BUDGET, 't')).toThrow(
+      'Map keys must be unique at line 3, column 17',
+    );
+    // Keys of different types or different values are different keys, as for the library.
+    expect(parseWithinBudget('1: a\n"1": b\ntrue: c\n', STATUS_YAML_BUDGET, 's')).toEqual({
+      1: 'b',
+      true: 'c',
+    });
+  });
+
+  it('parse a tuning key of 24,000 map keys (within budget) in time linear in its size (issue #20 item 7)', () => {
+    // The library's own duplicate-key check compares each key with every earlier one: 8x the keys cost 64x the
+    // CPU (9 s for this input). CPU time of the same process, smallest of a few runs; a ratio, not a duration.
+    const mapping = (keys: number): string =>
+      [
+        'kind: PerformanceProfile',
+        'metadata: {name: p}',
+        ...Array.from({ length: keys }, (_, i) => `k${i}: v`),
+      ].join('\n');
+    const large = mapping(24_000);
+    expect(Buffer.byteLength(large)).toBeLessThanOrEqual(TUNING_YAML_BUDGET.maxBytes);
+    const cpuMs = (text: string, runs: number): number => {
+      let best = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < runs; i++) {
+        const before = process.cpuUsage();
+        parseAllWithinBudget(text, TUNING_YAML_BUDGET, 't');
+        const used = process.cpuUsage(before);
+        best = Math.min(best, (used.user + used.system) / 1000);
+      }
+      return best;
+    };
+    const small = cpuMs(mapping(24_000 / 8), 5);
+    const big = cpuMs(large, 1);
+    expect(big / Math.max(small, 1)).toBeLessThan(24);
+  }, 120_000); // generous for a loaded 2-core machine: the quadratic parse this replaced took minutes there
 });
 
 describe('hostile status text (issue #10 item 5): a clear NodePoolError, a bounded heap', () => {

@@ -2,10 +2,21 @@
 // only within a budget. Guarantees: size is checked first (O(1) on the string length, then the exact UTF-8 length);
 // nesting depth, node count and aliases are then counted by one pass of the YAML library's own lexer (linear time,
 // constant memory apart from a depth stack capped at the budget), so the parser never sees text that could make it
-// build a large or deep tree; the parse itself also refuses alias expansion beyond the budget. Throws
+// build a large or deep tree; the parse itself also refuses alias expansion beyond the budget, and duplicate keys
+// are found with one set per mapping (the library compares each key with every earlier one: quadratic, seconds
+// for a mapping of 25,000 keys within budget), so parsing stays linear in the text. Throws
 // BudgetExceededError (with the budget's name, limit and what was found) before any parsing; parse errors of text
 // within budget are left to the caller to wrap in its own error.
-import { CST, Lexer, parse, parseAllDocuments } from 'yaml';
+import {
+  CST,
+  isScalar,
+  Lexer,
+  parseAllDocuments,
+  parseDocument,
+  visit,
+  YAMLParseError,
+  type Document,
+} from 'yaml';
 import { BudgetExceededError } from './errors.js';
 
 export interface YamlBudget {
@@ -239,10 +250,57 @@ function parseOptions(budget: YamlBudget): { maxAliasCount: number } {
   return { maxAliasCount: budget.maxAliases };
 }
 
+/** Composer options: duplicate keys are checked by checkUniqueKeys instead (linear, same rule). */
+const composeOptions = { uniqueKeys: false } as const;
+
+/** "line L, column C" (1-based) of `offset` in `text`, as the library words positions. */
+function linePosition(text: string, offset: number): string {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return `line ${line}, column ${offset - lineStart + 1}`;
+}
+
+/**
+ * Throws the library's own DUPLICATE_KEY error for the first mapping that repeats a key, with its rule (two keys
+ * are the same when both are scalars of equal value), in one pass: a set of key values per mapping.
+ */
+function checkUniqueKeys(doc: Document, text: string): void {
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        if (!isScalar(key)) continue;
+        if (!seen.has(key.value)) {
+          seen.add(key.value);
+          continue;
+        }
+        const start = key.range?.[0] ?? 0;
+        throw new YAMLParseError(
+          [start, start + 1],
+          'DUPLICATE_KEY',
+          `Map keys must be unique at ${linePosition(text, start)}`,
+        );
+      }
+    },
+  });
+}
+
+/** The document's value, or its first error (syntax, duplicate key, alias expansion) as the library's. */
+function documentValue(doc: Document, text: string, budget: YamlBudget): unknown {
+  const error = doc.errors[0];
+  if (error) throw error;
+  checkUniqueKeys(doc, text);
+  return doc.toJS(parseOptions(budget)) as unknown;
+}
+
 /** One YAML (or JSON) document within `budget`; see checkYamlBudget. Parse errors are thrown as the library's. */
 export function parseWithinBudget(text: string, budget: YamlBudget, subject: string): unknown {
   checkYamlBudget(text, budget, subject);
-  return parse(text, parseOptions(budget)) as unknown;
+  return documentValue(parseDocument(text, composeOptions), text, budget);
 }
 
 /**
@@ -251,11 +309,7 @@ export function parseWithinBudget(text: string, budget: YamlBudget, subject: str
  */
 export function parseAllWithinBudget(text: string, budget: YamlBudget, subject: string): unknown[] {
   checkYamlBudget(text, budget, subject);
-  const values: unknown[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    const error = doc.errors[0];
-    if (error) throw error;
-    values.push(doc.toJS(parseOptions(budget)) as unknown);
-  }
-  return values;
+  const docs = parseAllDocuments(text, composeOptions);
+  // An empty stream yields an empty array, or an EmptyStream (an array too) in older versions.
+  return Array.from(docs, (doc) => documentValue(doc, text, budget));
 }

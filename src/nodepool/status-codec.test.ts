@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { fixturePath } from '../../test/support/fixtures.js';
 import { BudgetExceededError, StatusInvalidError, StatusUndecodableError } from './errors.js';
-import { decodeProfileStatus, encodeProfileStatus, STATUS_CONDITION_LIMITS } from './status-codec.js';
+import { STATUS_YAML_BUDGET } from './bounded-yaml.js';
+import {
+  decodeProfileStatus,
+  encodeProfileStatus,
+  encodeProfileStatusWithin,
+  SHORTENED_MESSAGE_MARKER,
+  STATUS_CONDITION_LIMITS,
+} from './status-codec.js';
 
 const example = fixturePath('hypershift/status-configmap-example.yaml');
 
@@ -151,4 +158,45 @@ describe('encodeProfileStatus', () => {
         '  reason: DeploymentStarting\n  status: "True"\n  type: Progressing\nruntimeClass: r\ntuned: t\n',
     );
   });
+});
+
+describe('encodeProfileStatusWithin: what the writer stores always fits what the NodePool side reads', () => {
+  const degraded = (message: string) => ({
+    conditions: [
+      { type: 'Available', status: 'False' as const, lastHeartbeatTime: null, lastTransitionTime: null },
+      {
+        type: 'Degraded',
+        status: 'True' as const,
+        reason: 'TunedProfileDegraded',
+        message,
+        lastHeartbeatTime: null,
+        lastTransitionTime: null,
+      },
+    ],
+    tuned: 'openshift-cluster-node-tuning-operator/pp-np1',
+  });
+
+  it('leaves a status that fits exactly as encodeProfileStatus writes it', () => {
+    const status = degraded('Tuned node-1 Degraded Reason: TunedError.\n');
+    expect(encodeProfileStatusWithin(status)).toBe(encodeProfileStatus(status));
+  });
+
+  it.each([
+    ['non-ASCII (3 bytes a character)', '\u8a9e'],
+    ['control characters YAML escapes (6 bytes each)', '\u0001'],
+    ['emoji (surrogate pairs)', '\u{1F600}'],
+  ])(
+    'shortens a message of %s at the condition limit until the status fits, and it still decodes',
+    (_, unit) => {
+      const message = unit.repeat(STATUS_CONDITION_LIMITS.maxMessageLength / unit.length);
+      const full = encodeProfileStatus(degraded(message));
+      expect(Buffer.byteLength(full, 'utf8')).toBeGreaterThan(STATUS_YAML_BUDGET.maxBytes);
+      const text = encodeProfileStatusWithin(degraded(message));
+      expect(Buffer.byteLength(text, 'utf8')).toBeLessThanOrEqual(STATUS_YAML_BUDGET.maxBytes);
+      const kept = decodeProfileStatus(text).conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
+      expect(kept.endsWith(SHORTENED_MESSAGE_MARKER)).toBe(true);
+      expect(message.startsWith(kept.slice(0, -SHORTENED_MESSAGE_MARKER.length))).toBe(true);
+      expect(kept.length).toBeGreaterThan(1000);
+    },
+  );
 });

@@ -10,7 +10,7 @@ import type { PerformanceProfileStatus, ProfileCondition } from './api/types.js'
 import { parseWithinBudget, STATUS_YAML_BUDGET } from './bounded-yaml.js';
 import { NODEPOOL_CONDITION_PREFIX } from './constants.js';
 import { BudgetExceededError, NodePoolError, StatusInvalidError, StatusUndecodableError } from './errors.js';
-import { isRecord } from '../runtime/light.js';
+import { isRecord, MAX_CONDITION_MESSAGE_LENGTH, truncateText } from '../runtime/light.js';
 
 /**
  * What a decoded status may hold, so that every mirrored `performance.operator.openshift.io/<type>` condition fits
@@ -23,7 +23,7 @@ export const STATUS_CONDITION_LIMITS = {
   /** The name part of a qualified name (the mirror prefixes it with our domain). */
   maxTypeLength: 63,
   maxReasonLength: 1024,
-  maxMessageLength: 32768,
+  maxMessageLength: MAX_CONDITION_MESSAGE_LENGTH,
 } as const;
 
 /** Name part of a Kubernetes qualified name; a single character class, so matching is linear. */
@@ -60,6 +60,39 @@ export function encodeProfileStatus(status: PerformanceProfileStatus): string {
   if (status.tuned != null) out.tuned = status.tuned;
   // YAML 1.1 quotes what go-yaml v2 quotes ("True", timestamps), so the text matches NTO's byte for byte.
   return stringify(out, { version: '1.1', lineWidth: 0, sortMapEntries: true, indentSeq: false });
+}
+
+/** What ends a condition message that encodeProfileStatusWithin shortened. */
+export const SHORTENED_MESSAGE_MARKER = ' ... (shortened to fit the status ConfigMap)';
+
+/**
+ * encodeProfileStatus, with the longest condition message halved (on a code-point boundary, marked) until the text
+ * fits `maxBytes` of UTF-8, the NodePool side's budget for the `status` key. Messages carry hosted-cluster text (a
+ * Tuned Profile's), and one of 32,768 characters that YAML must escape, or that is not ASCII, would otherwise make
+ * the whole status too large to be read: the NodePool would show "too large" instead of why tuning failed. At most
+ * 16 halvings (32,768 characters to none), each one encode.
+ */
+export function encodeProfileStatusWithin(
+  status: PerformanceProfileStatus,
+  maxBytes: number = STATUS_YAML_BUDGET.maxBytes,
+): string {
+  let current = status;
+  let text = encodeProfileStatus(current);
+  for (let round = 0; round < 16 && Buffer.byteLength(text, 'utf8') > maxBytes; round++) {
+    const conditions = current.conditions ?? [];
+    let longest = -1;
+    for (const [i, c] of conditions.entries())
+      if ((c.message?.length ?? 0) > (conditions[longest]?.message?.length ?? 0)) longest = i;
+    const message = conditions[longest]?.message;
+    if (!message) break; // nothing left to shorten: the rest of the status is the writer's own, and small
+    const shortened = truncateText(message, Math.floor(message.length / 2), SHORTENED_MESSAGE_MARKER);
+    current = {
+      ...current,
+      conditions: conditions.map((c, i) => (i === longest ? { ...c, message: shortened } : c)),
+    };
+    text = encodeProfileStatus(current);
+  }
+  return text;
 }
 
 function optionalString(obj: Record<string, unknown>, key: string, where: string): string | undefined {

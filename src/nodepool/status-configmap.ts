@@ -8,7 +8,7 @@ import { parseAllWithinBudget, STATUS_YAML_BUDGET, TUNING_YAML_BUDGET } from './
 import { ANNOTATIONS, DATA_KEYS, LABELS, PERFORMANCE_PROFILE_KIND } from './constants.js';
 import { ConfigMapIncompleteError, NodePoolError, ProfileUndecodableError } from './errors.js';
 import { nameOfNamespacedName, statusConfigMapName } from './names.js';
-import { encodeProfileStatus } from './status-codec.js';
+import { encodeProfileStatusWithin } from './status-codec.js';
 
 /**
  * Put by the NodePool controller's cache (never written to a server) on a status ConfigMap whose `status` key it did
@@ -122,7 +122,7 @@ export function desiredStatusConfigMap(
         },
       ],
     },
-    data: { [DATA_KEYS.status]: encodeProfileStatus(status) },
+    data: { [DATA_KEYS.status]: encodeProfileStatusWithin(status) },
   };
 }
 

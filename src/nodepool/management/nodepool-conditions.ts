@@ -8,7 +8,7 @@
 // Hosted-cluster text is untrusted: a status over its budgets (status-codec.ts) or holding conditions a NodePool
 // cannot carry becomes one Unknown summary naming the ConfigMap and the limit, and every message written is capped
 // at the CRD's 32768 characters, so the NodePool status update is never rejected for our conditions.
-import { metaTime } from '../../runtime/index.js';
+import { metaTime, truncateText } from '../../runtime/index.js';
 import type { ConfigMap, NodePool, NodePoolCondition, PerformanceProfileStatus } from '../api/types.js';
 import {
   APPLIED_SUCCESSFULLY_CONDITION,
@@ -288,13 +288,7 @@ function sameCondition(a: NodePoolCondition, b: NodePoolCondition): boolean {
 
 /** `message` cut to the NodePool CRD's limit (at a code point boundary), saying that it was cut. */
 export function capConditionMessage(message: string): string {
-  const max = STATUS_CONDITION_LIMITS.maxMessageLength;
-  if (message.length <= max) return message;
-  const marker = ' ... (truncated)';
-  let end = max - marker.length;
-  const last = message.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--; // do not split a surrogate pair
-  return `${message.slice(0, end)}${marker}`;
+  return truncateText(message, STATUS_CONDITION_LIMITS.maxMessageLength, ' ... (truncated)');
 }
 
 /** The NodePool's conditions after reflecting its performance-profile status (see module comment). */

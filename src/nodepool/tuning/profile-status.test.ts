@@ -9,6 +9,7 @@ import {
   type ComponentObservation,
 } from './profile-status.js';
 import { runtimeClassName, tunedStatusReference } from '../names.js';
+import { decodeProfileStatus, encodeProfileStatus } from '../status-codec.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 
@@ -265,5 +266,62 @@ describe('nextProfileStatus', () => {
     expect(beat.status.conditions?.[0]?.lastHeartbeatTime).toBe('2026-01-01T12:05:00Z');
     expect(beat.status.conditions?.[0]?.lastTransitionTime).toBe('2026-01-01T12:00:00Z');
     expect(nextHeartbeatInMs(first.status, T0 + 100_000, 300_000)).toBe(200_000);
+  });
+});
+
+describe('tunedProfilesMessage on a hosted cluster of many failing nodes (issue #20)', () => {
+  const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+  it('caps 5,000 degraded Profiles (5 MB of text) at the NodePool condition limit and says how many were left out', () => {
+    const nodes = Array.from({ length: 5_000 }, (_, i) => `node-${String(i).padStart(4, '0')}`);
+    const profiles = nodes.map((n) =>
+      tuned(n, 'False', { reason: 'TunedError', message: 'x'.repeat(1_000) }),
+    );
+    const message = tunedProfilesMessage(profiles);
+    expect(message.length).toBeLessThanOrEqual(32_768);
+    // Whole profiles first, exactly as NTO words them...
+    expect(
+      message.startsWith(`Tuned node-0000 Degraded Reason: TunedError.\nTuned node-0000 Degraded Message: x`),
+    ).toBe(true);
+    // ...then the line in progress is cut, and the note counts the profiles not shown at all.
+    const shown = new Set(message.match(/Tuned node-\d{4}/g)).size;
+    expect(
+      message.endsWith(` ... (truncated)\n... and ${5_000 - shown} more degraded Tuned Profile(s)\n`),
+    ).toBe(true);
+    expect(shown).toBeGreaterThan(20);
+    // The NodePool side accepts the status it ends up in (it refuses messages over its limit).
+    const state = assessProfileState(observe(nodes, profiles));
+    expect(state).toMatchObject({ kind: 'Degraded', reason: 'TunedProfileDegraded', message });
+    const status = nextProfileStatus({
+      previous: undefined,
+      state,
+      profileName: 'pp',
+      nodePoolName: 'np',
+      now: T0,
+      heartbeatIntervalMs: 0,
+    }).status;
+    expect(decodeProfileStatus(encodeProfileStatus(status)).conditions?.at(-1)?.message).toBe(message);
+  });
+
+  it('cuts one huge message on a code point boundary, never inside a surrogate pair', () => {
+    for (const shift of [0, 1]) {
+      const message = tunedProfilesMessage([
+        tuned('n1', 'False', { message: `${'a'.repeat(shift)}${'😀'.repeat(40_000)}` }),
+        tuned('n2', 'False', { message: 'm' }),
+      ]);
+      expect(message.length).toBeLessThanOrEqual(32_768);
+      expect(message).not.toMatch(loneSurrogate);
+      expect(message.endsWith(' ... (truncated)\n... and 1 more degraded Tuned Profile(s)\n')).toBe(true);
+    }
+  });
+
+  it("is exactly NTO's text when it fits, up to the limit itself", () => {
+    const line = (n: string, m: string): string => `Tuned ${n} Degraded Message: ${m}.\n`;
+    const exact = 32_768 - line('n1', '').length;
+    const fits = [tuned('n1', 'False', { message: 'm'.repeat(exact) })];
+    expect(tunedProfilesMessage(fits)).toBe(line('n1', 'm'.repeat(exact)));
+    expect(tunedProfilesMessage([tuned('n1', 'False', { message: 'm'.repeat(exact + 1) })]).length).toBe(
+      32_768,
+    );
   });
 });

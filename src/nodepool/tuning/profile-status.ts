@@ -3,8 +3,9 @@
 // PerformanceProfileStatus, and whether writing it is a meaningful change.
 // Guarantees: deterministic for the same inputs and `now`; lastTransitionTime moves only when a condition's status
 // changes; a timestamp-only difference is never "meaningful" (only the heartbeat interval may ask for a write).
-import { metaTime } from '../../runtime/index.js';
+import { metaTime, truncateText } from '../../runtime/index.js';
 import type { PerformanceProfileStatus, ProfileCondition, TunedProfile } from '../api/types.js';
+import { STATUS_CONDITION_LIMITS } from '../status-codec.js';
 import {
   DEPLOYMENT_STARTING_MESSAGE,
   NTO_REASONS,
@@ -54,9 +55,35 @@ export type ProfileState =
   | { readonly kind: 'Progressing'; readonly reason: string; readonly message: string }
   | { readonly kind: 'Degraded'; readonly reason: string; readonly message: string };
 
-/** NTO's text for degraded Tuned Profiles: one "Reason" and one "Message" line per profile that has them. */
-export function tunedProfilesMessage(profiles: readonly TunedProfile[]): string {
-  let message = '';
+/** A condition of a Tuned Profile's status. */
+type TunedProfileCondition = NonNullable<NonNullable<TunedProfile['status']>['conditions']>[number];
+
+/** One degraded Tuned Profile's lines of tunedProfilesMessage, as NTO writes them. */
+function degradedLines(name: string, degraded: TunedProfileCondition): string[] {
+  const lines: string[] = [];
+  if (degraded.reason) lines.push(`Tuned ${name} Degraded Reason: ${degraded.reason}.\n`);
+  if (degraded.message) lines.push(`Tuned ${name} Degraded Message: ${degraded.message}.\n`);
+  return lines;
+}
+
+/** The note ending a cut tunedProfilesMessage; `omitted` profiles were left out entirely. */
+function omittedNote(omitted: number): string {
+  return omitted > 0 ? `... and ${omitted} more degraded Tuned Profile(s)\n` : '';
+}
+
+/**
+ * NTO's text for degraded Tuned Profiles: one "Reason" and one "Message" line per profile that has them. The
+ * profiles' texts come from the hosted cluster, so the message is capped at `maxLength` (default: the NodePool
+ * condition limit, which the NodePool side enforces on the whole status): past it, the line in progress is cut (at
+ * a code point boundary) and a note says how many more profiles were left out. Work is O(profiles + maxLength):
+ * nothing past the cap is copied.
+ */
+export function tunedProfilesMessage(
+  profiles: readonly TunedProfile[],
+  maxLength: number = STATUS_CONDITION_LIMITS.maxMessageLength,
+): string {
+  const failing: { name: string; degraded: TunedProfileCondition }[] = [];
+  let fullLength = 0;
   for (const profile of profiles) {
     const conditions = profile.status?.conditions ?? [];
     const degraded = conditions.find((c) => c.type === TUNED_CONDITION_DEGRADED && c.status === 'True');
@@ -64,10 +91,29 @@ export function tunedProfilesMessage(profiles: readonly TunedProfile[]): string 
     // Degraded alone is not enough: TuneD can report Degraded and Applied both True (a warning, not a failure).
     if (!degraded || !notApplied) continue;
     const name = profile.metadata.name ?? '';
-    if (degraded.reason) message += `Tuned ${name} Degraded Reason: ${degraded.reason}.\n`;
-    if (degraded.message) message += `Tuned ${name} Degraded Message: ${degraded.message}.\n`;
+    if (!degraded.reason && !degraded.message) continue;
+    failing.push({ name, degraded });
+    // Lengths only (template strings are not flattened until read): exact, without building the text.
+    for (const line of degradedLines(name, degraded)) fullLength += line.length;
   }
-  return message;
+  if (fullLength <= maxLength)
+    return failing.map(({ name, degraded }) => degradedLines(name, degraded).join('')).join('');
+  const marker = ' ... (truncated)\n';
+  const room = Math.max(0, maxLength - marker.length - omittedNote(failing.length - 1).length);
+  const parts: string[] = [];
+  let used = 0;
+  for (const [i, { name, degraded }] of failing.entries()) {
+    for (const line of degradedLines(name, degraded)) {
+      if (used + line.length <= room) {
+        parts.push(line);
+        used += line.length;
+        continue;
+      }
+      parts.push(truncateText(line, room - used), marker, omittedNote(failing.length - i - 1));
+      return parts.join('');
+    }
+  }
+  return parts.join(''); // not reached: the text is longer than `room`
 }
 
 function latestKubeletCondition(
