@@ -98,6 +98,11 @@ export interface DevCluster extends DevClusterState {
   kubeConfig(): Promise<KubeConfig>;
   /** Stops and starts kube-apiserver on the same port and data (watch connections break, as in a real restart). */
   restartApiServer(): Promise<void>;
+  /**
+   * A control-plane outage: stops kube-apiserver, then etcd, and starts them again (same ports, same data) once
+   * `during` settles. Every client sees connections refused meanwhile, as when a control-plane node goes down.
+   */
+  controlPlaneOutage(during: () => Promise<void>): Promise<void>;
   /** Stops every process; with `wipe`, deletes the state directory too. */
   stop(options?: { wipe?: boolean }): Promise<void>;
 }
@@ -353,7 +358,7 @@ class ClusterStart {
       this.writeKubeconfig('kubeconfig', 'admin');
       await this.startOtherComponents();
       this.writeState();
-      const cluster = handle(this.snapshot(), () => this.startApiServer(), this.processes, this.files);
+      const cluster = handle(this.snapshot(), this, this.processes, this.files);
       await this.createFirstObjects(cluster);
       return cluster;
     } catch (err) {
@@ -411,7 +416,8 @@ class ClusterStart {
     return waitUntilHealthy(proc, healthy, this.timeoutMs);
   }
 
-  private async startEtcd(): Promise<void> {
+  /** Also restarts it (DevCluster.controlPlaneOutage): same port, same data. */
+  async startEtcd(): Promise<void> {
     const proc = spawnComponent({
       name: 'etcd',
       binary: this.binaries.etcd,
@@ -428,7 +434,7 @@ class ClusterStart {
   }
 
   /** Also restarts it (DevCluster.restartApiServer): same port, same data. */
-  private async startApiServer(): Promise<void> {
+  async startApiServer(): Promise<void> {
     const proc = spawnComponent({
       name: 'kube-apiserver',
       binary: this.binaries['kube-apiserver'],
@@ -632,7 +638,7 @@ function apiServerArgs(ports: ClusterPorts, pki: Pki, files: Files, serviceRoute
 
 function handle(
   state: DevClusterState,
-  startApiServer: () => Promise<void>,
+  start: Pick<ClusterStart, 'startApiServer' | 'startEtcd'>,
   processes: Partial<Record<ComponentName, ComponentProcess>>,
   files: Files,
 ): DevCluster {
@@ -650,8 +656,21 @@ function handle(
     async restartApiServer(): Promise<void> {
       const proc = processes['kube-apiserver'];
       if (proc) await stopProcess(proc);
-      await startApiServer();
+      await start.startApiServer();
       writeState(files, { ...state, processes: { ...processes } });
+    },
+    async controlPlaneOutage(during: () => Promise<void>): Promise<void> {
+      for (const name of ['kube-apiserver', 'etcd'] as const) {
+        const proc = processes[name];
+        if (proc) await stopProcess(proc);
+      }
+      try {
+        await during();
+      } finally {
+        await start.startEtcd();
+        await start.startApiServer();
+        writeState(files, { ...state, processes: { ...processes } });
+      }
     },
     async stop(options: { wipe?: boolean } = {}): Promise<void> {
       await stopClusterByState({ ...state, processes: { ...processes } }, options);

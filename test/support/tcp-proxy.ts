@@ -1,5 +1,6 @@
-// A loopback TCP proxy the tests put between a client and the API server, so they can break every open connection
-// (watches included) on demand, like a flaky network or a load balancer dropping streams. TLS passes through.
+// A loopback TCP proxy the tests put between a client and a server (the API server, a registry), so they can break
+// every open connection (watches included) on demand, like a flaky network or a load balancer dropping streams, or
+// cut the link altogether. TLS passes through.
 import net from 'node:net';
 
 export interface TcpProxy {
@@ -8,13 +9,22 @@ export interface TcpProxy {
   breakConnections(): number;
   /** Silently stops forwarding on every open connection (no FIN, no RST), like a dead NAT entry. */
   freezeConnections(): number;
+  /** Cuts the link: open connections are destroyed and new ones are closed as soon as they are accepted. */
+  cut(): void;
+  /** Forwards new connections again after cut(). */
+  restore(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const open = new Set<net.Socket>();
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
+  let cutOff = false;
   const server = net.createServer((client) => {
+    if (cutOff) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect(targetPort, targetHost);
     open.add(client);
     open.add(upstream);
@@ -50,6 +60,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
         upstream.pause();
       }
       return pairs.size;
+    },
+    cut() {
+      cutOff = true;
+      for (const s of [...open]) s.destroy();
+    },
+    restore() {
+      cutOff = false;
     },
     close: () =>
       new Promise<void>((resolve) => {

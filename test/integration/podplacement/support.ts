@@ -36,6 +36,12 @@ export interface OperatorProcessOptions {
   /** Default: the shared test cluster's. */
   kubeconfigPath?: string;
   extraArgs?: readonly string[];
+  /** Which half runs (`--components`). Default: both in one process. */
+  components?: 'all' | 'controller' | 'webhook';
+  /** Leader election on, as deployed. Default: off, so a restarted process takes over at once. */
+  leaderElect?: boolean;
+  /** Node flags, e.g. a Deployment's heap limits. Default: none. */
+  nodeOptions?: readonly string[];
 }
 
 /** A currently free loopback port (the one helper, re-exported for these tests). */
@@ -68,11 +74,13 @@ export function startOperatorProcess(o: OperatorProcessOptions): OperatorProcess
   const logFile = path.join(dir, 'operator.log');
   const fd = openSync(logFile, 'a');
   const args = [
+    ...(o.nodeOptions ?? []),
     '--import',
     'tsx',
     'src/cli/main.ts',
     'podplacement',
     'operator',
+    `--components=${o.components ?? 'all'}`,
     '--kubeconfig',
     o.kubeconfigPath ?? inject('kubeconfigPath'),
     '--namespace',
@@ -85,7 +93,7 @@ export function startOperatorProcess(o: OperatorProcessOptions): OperatorProcess
     `https://127.0.0.1:${o.webhookPort}`,
     '--probe-port',
     '0',
-    '--no-leader-elect',
+    ...(o.leaderElect ? [] : ['--no-leader-elect']),
     '--install-crds',
     '--cert-dir',
     path.join(dir, 'certs'),

@@ -12,7 +12,7 @@ import { ResourceClient } from '../../../src/runtime/resource-client.js';
 import { ConfigMaps, Namespaces } from '../../../src/runtime/resources.js';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
 
 interface Cm extends KubeObject {
   data?: Record<string, string>;

@@ -9,7 +9,7 @@ import type { KubeObject } from '../../../src/runtime/object.js';
 import { ResourceClient } from '../../../src/runtime/resource-client.js';
 import { ConfigMaps } from '../../../src/runtime/resources.js';
 import { eventually, testKubeConfig, useTestNamespace } from '../../support/cluster.js';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
 
 interface Cm extends KubeObject {
   data?: Record<string, string>;

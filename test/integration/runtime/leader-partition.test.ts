@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../../src/runtime/client.js';
 import { LeaderElector } from '../../../src/runtime/leader-election.js';
 import { eventually, testKubeConfig, useTestNamespace } from '../../support/cluster.js';
-import { startTcpProxy } from './tcp-proxy.js';
+import { startTcpProxy } from '../../support/tcp-proxy.js';
 
 describe('leader election under a network partition', () => {
   const ns = useTestNamespace('rt-partition');
