@@ -8,7 +8,7 @@
 // gated and in flight (their registry never answers; the operator runs with a 15-minute inspection deadline so they
 // stay in flight while measured; the density pods' registry answers in milliseconds, so that deadline never fires
 // there).
-// hostile: fairness when one tenant's registry never answers, and fast release of pods whose image does not
+// hostile: fairness when 8 tenants' registries never answer (2 each), and fast release of pods whose image does not
 // exist (see runHostile).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
@@ -90,6 +90,16 @@ async function watchReleased(
   void factory.start(signal);
   await informer.waitForSync(signal);
   return released;
+}
+
+/** tessera_events_dropped_total of the operator, summed over its reasons (0 before the first drop). */
+async function eventsDropped(probePort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${probePort}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n'))
+    if (line.startsWith('tessera_events_dropped_total{') || line.startsWith('tessera_events_dropped_total '))
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return total;
 }
 
 /** RSS (VmRSS) and V8 heap used of the operator once it has settled, in MiB. */
@@ -405,8 +415,10 @@ async function runDensity(): Promise<BenchMetric[]> {
       .accessLog()
       .filter((e) => e.method === 'GET' && e.path.includes('/manifests/')).length;
     const allBefore = registry.accessLog().length;
+    const droppedBefore = await eventsDropped(probePort);
     await mkNs('measured');
     const withOp = await burst(client, 'measured', images);
+    const droppedDuringBurst = (await eventsDropped(probePort)) - droppedBefore;
     await mkNs('measured-paced');
     const withOpPaced = await burst(client, 'measured-paced', images, PACED_PER_S);
     const peakBurst = rssMiB(pid).peak;
@@ -531,6 +543,13 @@ async function runDensity(): Promise<BenchMetric[]> {
         baseline: 'same pods without the operator, same run',
       },
       {
+        name: 'events_dropped_during_burst',
+        value: droppedDuringBurst,
+        unit: 'events',
+        goal: { op: '==', value: 0 },
+        baseline: `tessera_events_dropped_total (spam filter and full queue) over the ${PODS}-pod burst`,
+      },
+      {
         name: 'registry_manifest_requests_per_distinct_image',
         value: manifestGets / images.length,
         unit: 'requests',
@@ -601,6 +620,8 @@ async function runDensity(): Promise<BenchMetric[]> {
   }
 }
 
+/** Hostile tenants (namespaces), each with HOSTILE_PODS pods on 2 silent registries of its own (issue #20). */
+const HOSTILE_NAMESPACES = Number(process.env.PP_BENCH_HOSTILE_NAMESPACES ?? 8);
 const HOSTILE_PODS = 8;
 const ORDINARY_PODS = Number(process.env.PP_BENCH_ORDINARY_PODS ?? 100);
 const MISSING_IMAGE_PODS = 10;
@@ -640,9 +661,10 @@ function latencies(createdAt: Map<string, number>, scheduledAt: Map<string, numb
 }
 
 /**
- * Fairness under a hostile registry (issue #10): ORDINARY_PODS pods in one namespace, paced, with the operator at
- * its defaults (8 workers, 15 s per-pod deadline), first alone, then while HOSTILE_PODS pods of another namespace
- * wait on a registry that never answers. The hostile pods may delay only themselves. Also: pods whose image does
+ * Fairness under hostile registries (issues #10, #20): ORDINARY_PODS pods in one namespace, paced, with the
+ * operator at its defaults (8 workers, 15 s per-pod deadline), first alone, then while HOSTILE_NAMESPACES other
+ * namespaces with HOSTILE_PODS pods each wait on 2 registries that never answer (on OpenShift any user can create
+ * projects). The hostile pods may delay only themselves. Also: pods whose image does
  * not exist are released at once (issue #14), not after the transient retry budget.
  */
 async function runHostile(): Promise<BenchMetric[]> {
@@ -655,6 +677,7 @@ async function runHostile(): Promise<BenchMetric[]> {
   });
   const registry = await startLocalRegistry({ stateDir: path.join(stateRoot, 'registry'), auth: 'none' });
   const silent = await startSilentRegistry();
+  const silent2 = await startSilentRegistry();
   let operator: ReturnType<typeof spawn> | undefined;
   const client = new KubeClient(await cluster.kubeConfig());
   const watches = new AbortController();
@@ -679,10 +702,11 @@ async function runHostile(): Promise<BenchMetric[]> {
       })
     ).child;
 
+    const hostileNamespaces = Array.from({ length: HOSTILE_NAMESPACES }, (_, i) => `hostile-${i}`);
     const namespaces = [
       'warmup',
       'ordinary-alone',
-      'hostile',
+      ...hostileNamespaces,
       'ordinary-with-hostile',
       'ordinary-alone-after',
       'missing',
@@ -708,17 +732,19 @@ async function runHostile(): Promise<BenchMetric[]> {
     );
 
     log(
-      `hostile: ${HOSTILE_PODS} pods on a registry that never answers, then ${ORDINARY_PODS} ordinary pods`,
+      `hostile: ${HOSTILE_NAMESPACES} namespaces x ${HOSTILE_PODS} pods on 2 registries that never answer, then ${ORDINARY_PODS} ordinary pods`,
     );
-    const hostileCreated = await createPaced(
-      client,
-      'hostile',
-      'h',
-      HOSTILE_PODS,
-      `${silent.host}/hostile/app:1`,
-      100,
+    const hostileCreated = new Map<string, number>();
+    for (const ns of hostileNamespaces)
+      for (const [i, host] of [silent.host, silent2.host].entries()) {
+        const created = await createPaced(client, ns, `h${i}`, HOSTILE_PODS / 2, `${host}/${ns}/app:1`, 100);
+        for (const [name, t] of created) hostileCreated.set(`${ns}/${name}`, t);
+      }
+    await until(
+      () => silent.connections() > 0 && silent2.connections() > 0,
+      60_000,
+      'the operator connected to both silent registries',
     );
-    await until(() => silent.connections() > 0, 60_000, 'the operator connected to the silent registry');
     const withHostile = await createPaced(
       client,
       'ordinary-with-hostile',
@@ -732,8 +758,10 @@ async function runHostile(): Promise<BenchMetric[]> {
       300_000,
       'ordinary pods (with hostile) scheduled',
     );
-    const hostileDoneWhenOrdinaryDone = seen('hostile').size;
-    await until(() => seen('hostile').size >= HOSTILE_PODS, 600_000, 'hostile pods released and scheduled');
+    const hostileScheduled = (): number => hostileNamespaces.reduce((n, ns) => n + seen(ns).size, 0);
+    const hostileTotal = HOSTILE_NAMESPACES * HOSTILE_PODS;
+    const hostileDoneWhenOrdinaryDone = hostileScheduled();
+    await until(() => hostileScheduled() >= hostileTotal, 900_000, 'hostile pods released and scheduled');
 
     // The same batch once more without hostile pods: how much two identical runs differ on this machine.
     log(`hostile: ${ORDINARY_PODS} ordinary pods alone again`);
@@ -776,7 +804,9 @@ async function runHostile(): Promise<BenchMetric[]> {
       const q = (n: number): number => Math.round(percentile(xs, n));
       log(`hostile: ordinary ${what}: p50 ${q(50)} ms, p90 ${q(90)} ms, p99 ${q(99)} ms, max ${q(100)} ms`);
     }
-    const hostileL = latencies(hostileCreated, seen('hostile'));
+    const hostileSeen = new Map<string, number>();
+    for (const ns of hostileNamespaces) for (const [name, t] of seen(ns)) hostileSeen.set(`${ns}/${name}`, t);
+    const hostileL = latencies(hostileCreated, hostileSeen);
     const missingL = latencies(missingCreated, seen('missing'));
     const p = percentile;
     return [
@@ -790,7 +820,7 @@ async function runHostile(): Promise<BenchMetric[]> {
         name: 'hostile_p99_scheduled_ordinary_with_hostile_ms',
         value: p(withL, 99),
         unit: 'ms',
-        baseline: `same, while ${HOSTILE_PODS} pods of another namespace wait on a registry that never answers`,
+        baseline: `same, while ${HOSTILE_NAMESPACES} other namespaces x ${HOSTILE_PODS} pods wait on 2 registries that never answer`,
       },
       {
         name: 'hostile_p99_scheduled_ordinary_alone_again_ms',
@@ -825,13 +855,13 @@ async function runHostile(): Promise<BenchMetric[]> {
         name: 'hostile_pods_scheduled_when_ordinary_done',
         value: hostileDoneWhenOrdinaryDone,
         unit: 'pods',
-        baseline: `of ${HOSTILE_PODS}; they wait on the per-pod deadline, the ordinary pods do not wait on them`,
+        baseline: `of ${HOSTILE_NAMESPACES * HOSTILE_PODS}; they wait on the per-pod deadline, the ordinary pods do not wait on them`,
       },
       {
         name: 'hostile_pods_max_create_to_scheduled_s',
         value: (hostileL.at(-1) ?? Number.NaN) / 1000,
         unit: 's',
-        baseline: `${HOSTILE_PODS} pods, 15 s per-pod deadline, 2 of them inspected at a time (8 workers / 4)`,
+        baseline: `${HOSTILE_NAMESPACES * HOSTILE_PODS} pods, 15 s per-pod deadline, 6 inspected at a time (8 workers less a quarter)`,
       },
       {
         name: 'missing_image_max_create_to_scheduled_ms',
@@ -850,7 +880,7 @@ async function runHostile(): Promise<BenchMetric[]> {
   } finally {
     watches.abort();
     operator?.kill('SIGTERM');
-    await silent.close();
+    await Promise.all([silent.close(), silent2.close()]);
     await registry.stop().catch(() => undefined);
     await client.close();
     await cluster.stop({ wipe: true });
