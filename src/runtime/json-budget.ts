@@ -20,13 +20,15 @@ export interface JsonShapeViolation {
   readonly limit: number;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
+/** The bytes of JSON's structure, shared by the runtime's byte-level JSON scanners (this one, list-decoder.ts). */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACKET = 0x5d;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
 
 /** Incremental scanner: feed chunks in order with push(); the first violation is returned and remembered. */
 export class JsonShapeScanner {

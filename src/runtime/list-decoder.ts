@@ -9,6 +9,16 @@
 // fall anywhere. Malformed input (not JSON, truncated, not an object, `items` not an array) throws
 // ApiResponseError MALFORMED; it never yields a partial list.
 import { ApiResponseError } from './errors.js';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from './json-budget.js';
 import { isRecord } from './json.js';
 import type { KubeList } from './object.js';
 
@@ -35,14 +45,6 @@ export interface ListDecodeOptions<T> {
   what?: string;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 /** Raw bytes of a top-level key kept to compare it with `items`; longer keys are not `items`, however escaped. */
 const MAX_KEY_BYTES = 64;
 

@@ -10,19 +10,14 @@ import { HostedClusterPair } from '../../../src/demo/hosted-cluster-pair.js';
 import { installNodePoolCrds } from '../../../src/nodepool/api/install.js';
 import type { NodePool } from '../../../src/nodepool/api/types.js';
 import { KubeClient, type KubeObject, Nodes, ResourceClient } from '../../../src/runtime/index.js';
-import {
-  ClusterOperators,
-  ClusterVersions,
-  MachineConfigPools,
-  MachineConfigs,
-  installOpenShiftDevCrds,
-} from '../../../src/updatestatus/api/dev-crds.js';
+import { installOpenShiftDevCrds } from '../../../src/updatestatus/api/dev-crds.js';
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
 import type { UpdateStatus } from '../../../src/updatestatus/api/schema.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import { fixturePath } from '../../support/fixtures.js';
 import { startTessera, supervise, type ProcessRun, type Supervised } from '../../support/supervisor.js';
+import { createSnapshotObjects } from '../../support/updatestatus.js';
 
 const SNAPSHOT = path.join(fixturePath('oc-upgrade-status'), '4.15.0-ec2-early-cv.yaml');
 const SUMMARY = 'PerformanceProfileAppliedSuccessfully';
@@ -35,12 +30,6 @@ let hostedClient: KubeClient;
 let pair: HostedClusterPair;
 let updateStatus: Supervised<ProcessRun>;
 let nodePool: Supervised<ProcessRun>;
-
-/** Keeps what the API server accepts on create: no server-set metadata. */
-function fresh<T extends KubeObject>(obj: T): T {
-  const m = obj.metadata ?? {};
-  return { ...obj, metadata: { name: m.name, labels: m.labels, annotations: m.annotations } } as T;
-}
 
 /** Names of the nodes the UpdateStatus has a node insight for, in any pool and informer. */
 function nodeInsightNames(us: UpdateStatus | undefined): string[] {
@@ -76,23 +65,7 @@ beforeAll(async () => {
   // Update status: the OpenShift stand-in CRDs and a cluster in the middle of an update.
   await installOpenShiftDevCrds(mgmt);
   await installUpdateStatusCrd(mgmt);
-  const { snapshot } = await loadSnapshot(SNAPSHOT);
-  const create = async <T extends KubeObject>(rc: ResourceClient<T>, objs: readonly T[]) => {
-    for (const o of objs) await rc.create(fresh(o));
-  };
-  await create(new ResourceClient(mgmt, ClusterVersions), [snapshot.clusterVersion as KubeObject]);
-  await create(new ResourceClient(mgmt, ClusterOperators), snapshot.clusterOperators as KubeObject[]);
-  await create(new ResourceClient(mgmt, MachineConfigPools), snapshot.machineConfigPools as KubeObject[]);
-  await create(new ResourceClient(mgmt, MachineConfigs), snapshot.machineConfigs as KubeObject[]);
-  const nodes = new ResourceClient<KubeObject & { status?: unknown; spec?: unknown }>(mgmt, Nodes);
-  for (const node of snapshot.nodes) {
-    await nodes.create({ ...fresh(node as KubeObject), spec: node.spec ?? {} });
-    await nodes.mergePatch(
-      { name: node.metadata?.name ?? '' },
-      { status: node.status },
-      { subresource: 'status' },
-    );
-  }
+  await createSnapshotObjects(mgmt, (await loadSnapshot(SNAPSHOT)).snapshot);
 
   // NodePool status: a hosted cluster with one NodePool whose profile is applied.
   await installNodePoolCrds(mgmt, 'management');

@@ -26,7 +26,7 @@ import { KubeClient } from '../../../src/runtime/client.js';
 import { FakeClock } from '../../../src/runtime/clock.js';
 import type { KubeObject } from '../../../src/runtime/object.js';
 import { ResourceClient } from '../../../src/runtime/resource-client.js';
-import { Namespaces, Nodes } from '../../../src/runtime/resources.js';
+import { Namespaces } from '../../../src/runtime/resources.js';
 import { createLiveAlertsReader } from '../../../src/updatestatus/alertsource.js';
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
 import type { UpdateStatus } from '../../../src/updatestatus/api/schema.js';
@@ -46,6 +46,7 @@ import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { fixturePath } from '../../support/fixtures.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 import { captureCommandIO } from '../../support/command-io.js';
+import { createSnapshotObjects } from '../../support/updatestatus.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 /** An updating cluster without alerts of its own. */
@@ -80,12 +81,6 @@ const RULES = `groups:
         labels: { severity: critical, namespace: openshift-monitoring }
         annotations: { summary: A pod has been not ready for an hour. }
 `;
-
-/** Keeps what the API server accepts on create: no server-set metadata. */
-function fresh<T extends KubeObject>(obj: T): T {
-  const m = obj.metadata ?? {};
-  return { ...obj, metadata: { name: m.name, labels: m.labels, annotations: m.annotations } } as T;
-}
 
 describe('alerts from a live cluster (Prometheus behind kube-rbac-proxy)', () => {
   let cluster: DevCluster;
@@ -202,22 +197,7 @@ describe('alerts from a live cluster (Prometheus behind kube-rbac-proxy)', () =>
     } as KubeObject);
     const { snapshot } = await loadSnapshot(path.join(fixtures, `${CASE}-cv.yaml`));
     now = snapshotNow(snapshot);
-    const create = async (rc: ResourceClient<KubeObject>, objs: readonly unknown[]) => {
-      for (const o of objs) await rc.create(fresh(o as KubeObject));
-    };
-    await create(new ResourceClient(admin, ClusterVersions), [snapshot.clusterVersion]);
-    await create(new ResourceClient(admin, ClusterOperators), snapshot.clusterOperators);
-    await create(new ResourceClient(admin, MachineConfigPools), snapshot.machineConfigPools);
-    await create(new ResourceClient(admin, MachineConfigs), snapshot.machineConfigs);
-    const nodes = new ResourceClient<KubeObject & { status?: unknown; spec?: unknown }>(admin, Nodes);
-    for (const node of snapshot.nodes) {
-      await nodes.create({ ...fresh(node as KubeObject), spec: node.spec ?? {} });
-      await nodes.mergePatch(
-        { name: node.metadata?.name ?? '' },
-        { status: node.status },
-        { subresource: 'status' },
-      );
-    }
+    await createSnapshotObjects(admin, snapshot);
 
     const clusterRoles = new ResourceClient<KubeObject>(admin, {
       group: 'rbac.authorization.k8s.io',

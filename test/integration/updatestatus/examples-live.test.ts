@@ -36,6 +36,7 @@ import { loadSnapshot, parseYaml, snapshotPaths } from '../../../src/updatestatu
 import { fixturePath } from '../../support/fixtures.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 import { captureCommandIO } from '../../support/command-io.js';
+import { createSnapshotObjects, freshObject } from '../../support/updatestatus.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 const ocOutputs = fixturePath('oc-upgrade-status-details');
@@ -60,15 +61,6 @@ function expectedOutput(name: string, details: DetailsLevel): string {
   if (details === 'none') return readFileSync(path.join(fixtures, `${name}.output`), 'utf8');
   if (details === 'all') return readFileSync(path.join(fixtures, `${name}.detailed-output`), 'utf8');
   return readFileSync(path.join(ocOutputs, `${name}.details-${details}.output`), 'utf8');
-}
-
-/** Keeps what the API server accepts on create: no server-set metadata. */
-function fresh<T extends KubeObject>(obj: T, namespace?: string): T {
-  const m = obj.metadata ?? {};
-  return {
-    ...obj,
-    metadata: { name: m.name, namespace, labels: m.labels, annotations: m.annotations },
-  } as T;
 }
 
 /**
@@ -188,30 +180,14 @@ describe('every oc example, live', () => {
     await clean();
     const cvPath = path.join(fixtures, `${name}-cv.yaml`);
     const { snapshot } = await loadSnapshot(cvPath);
-    const create = async (type: ResourceType, objs: readonly unknown[]) => {
-      const rc = new ResourceClient<KubeObject>(client, type);
-      for (const o of objs) await rc.create(fresh(o as KubeObject));
-    };
-    await create(ClusterVersions, [snapshot.clusterVersion]);
-    await create(ClusterOperators, snapshot.clusterOperators);
-    await create(MachineConfigPools, snapshot.machineConfigPools);
-    await create(MachineConfigs, snapshot.machineConfigs);
-    const nodes = new ResourceClient<KubeObject & { status?: unknown; spec?: unknown }>(client, Nodes);
-    for (const node of snapshot.nodes) {
-      await nodes.create({ ...fresh(node as KubeObject), spec: node.spec ?? {} });
-      await nodes.mergePatch(
-        { name: node.metadata?.name ?? '' },
-        { status: node.status },
-        { subresource: 'status' },
-      );
-    }
+    await createSnapshotObjects(client, snapshot);
     const paths = snapshotPaths(cvPath);
     try {
       const deployment = parseYaml(readFileSync(paths.mcoDeployment, 'utf8')) as KubeObject & {
         spec?: unknown;
       };
       await new ResourceClient<KubeObject>(client, Deployments).create({
-        ...fresh(deployment, MCO_NAMESPACE),
+        ...freshObject(deployment, MCO_NAMESPACE),
         spec: deployment.spec,
       } as KubeObject);
     } catch (err) {

@@ -30,19 +30,12 @@ import { SharedInformerFactory } from '../../../src/runtime/cache/informer-facto
 import { createUpdateStatusController } from '../../../src/updatestatus/controller.js';
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
 import { captureCommandIO } from '../../support/command-io.js';
+import { createSnapshotObjects } from '../../support/updatestatus.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 // A case without alerts or an MCO deployment; this cluster serves no alerts (every oc example runs live, with
 // alerts, in examples-live.test.ts).
 const CASE = '4.15.0-ec2-early';
-
-/** Keeps what the API server accepts on create: no server-set metadata. */
-function fresh<T extends KubeObject>(obj: T): T {
-  const m = obj.metadata ?? {};
-  return { ...obj, metadata: { name: m.name, labels: m.labels, annotations: m.annotations } } as T;
-}
-
-/** The stand-in CRDs keep unknown fields, including status, so these objects are created as they are. */
 
 /** `kind/name@resourceVersion` of every object the controller reads: equal lists mean no input changed. */
 async function inputVersions(client: KubeClient): Promise<string[]> {
@@ -67,26 +60,7 @@ describe(`upgrade status on a live cluster`, () => {
       await installOpenShiftDevCrds(client);
       const { snapshot } = await loadSnapshot(path.join(fixtures, `${CASE}-cv.yaml`));
       now = snapshotNow(snapshot);
-      const create = async <T extends KubeObject>(rc: ResourceClient<T>, objs: readonly T[]) => {
-        for (const o of objs) await rc.create(fresh(o));
-      };
-      await create(new ResourceClient(client, ClusterVersions), [snapshot.clusterVersion as KubeObject]);
-      await create(new ResourceClient(client, ClusterOperators), snapshot.clusterOperators as KubeObject[]);
-      await create(
-        new ResourceClient(client, MachineConfigPools),
-        snapshot.machineConfigPools as KubeObject[],
-      );
-      await create(new ResourceClient(client, MachineConfigs), snapshot.machineConfigs as KubeObject[]);
-      const nodes = new ResourceClient<KubeObject & { status?: unknown; spec?: unknown }>(client, Nodes);
-      for (const node of snapshot.nodes) {
-        await nodes.create({ ...fresh(node as KubeObject), spec: node.spec ?? {} });
-        // Node controllers touch new nodes at once; a merge patch needs no resourceVersion.
-        await nodes.mergePatch(
-          { name: node.metadata?.name ?? '' },
-          { status: node.status },
-          { subresource: 'status' },
-        );
-      }
+      await createSnapshotObjects(client, snapshot);
     } finally {
       await client.close();
     }
