@@ -80,12 +80,21 @@ describe('gatingVerdict: does the webhook keep gating, by how long it has seen t
     expect(gatingVerdict(future, clock.now(), STALE_MS).gate).toBe(false);
   });
 
-  it('takes a released Lease and a missing one, unchanged for the threshold, as not renewed', () => {
+  it('takes a released Lease, unchanged for the threshold, as not renewed', () => {
     const clock = new FakeClock();
     const released = watchFor(NO_LEASE_VIEW, clock, STALE_MS, () => lease('t', ''));
     expect(gatingVerdict(released, clock.now(), STALE_MS)).toMatchObject({ gate: false, holder: '' });
-    const missing = watchFor(NO_LEASE_VIEW, clock, STALE_MS, () => undefined);
-    expect(gatingVerdict(missing, clock.now(), STALE_MS)).toMatchObject({ gate: false, holder: '' });
+  });
+
+  it('keeps gating while there is no Lease at all: a controller without leader election never creates one', () => {
+    const clock = new FakeClock();
+    const missing = watchFor(NO_LEASE_VIEW, clock, STALE_MS * 10, () => undefined);
+    expect(gatingVerdict(missing, clock.now(), STALE_MS)).toEqual({ gate: true, why: 'unknown' });
+    // Once a leader-elected controller creates it, the threshold counts from then.
+    const created = observeControllerLease(missing, lease('c'), clock.now());
+    expect(gatingVerdict(created, clock.now(), STALE_MS).gate).toBe(true);
+    const stale = watchFor(created, clock, STALE_MS, () => lease('c'));
+    expect(gatingVerdict(stale, clock.now(), STALE_MS).gate).toBe(false);
   });
 
   it('a restarted webhook watches for the whole threshold itself before it stops gating', () => {

@@ -18,9 +18,16 @@ export interface ControllerLeaseView {
   readonly lastReadAt: number | undefined;
   /** Holder named by the last record read ('' when released or absent). */
   readonly holder: string;
+  /** The last read found no Lease at all. */
+  readonly absent: boolean;
 }
 
-export const NO_LEASE_VIEW: ControllerLeaseView = { observed: undefined, lastReadAt: undefined, holder: '' };
+export const NO_LEASE_VIEW: ControllerLeaseView = {
+  observed: undefined,
+  lastReadAt: undefined,
+  holder: '',
+  absent: false,
+};
 
 /** Folds one successful read (`lease` undefined: the Lease does not exist) into the view. */
 export function observeControllerLease(
@@ -29,24 +36,26 @@ export function observeControllerLease(
   now: number,
 ): ControllerLeaseView {
   const observed = observe(view.observed ?? { fingerprint: '\u0000never', observedAt: now }, lease, now);
-  return { observed, lastReadAt: now, holder: lease?.holderIdentity ?? '' };
+  return { observed, lastReadAt: now, holder: lease?.holderIdentity ?? '', absent: lease === undefined };
 }
 
 export type GatingVerdict =
   /** Gate: the Lease changed within the threshold. */
   | { readonly gate: true; readonly why: 'renewed'; readonly unchangedForMs: number }
   /**
-   * Gate, as without this check: the Lease could not be read within the threshold (or not yet), so nothing is known
-   * about the controller. An unreadable Lease is an RBAC or API problem, not a sign the controller is gone.
+   * Gate, as without this check: the Lease could not be read within the threshold (or not yet), or there is none,
+   * so nothing is known about the controller. An unreadable Lease is an RBAC or API problem, not a sign the
+   * controller is gone; and a controller run without leader election (--no-leader-elect) never creates one, while
+   * a leader-elected one creates it at its first start and a crashed one leaves it behind.
    */
   | { readonly gate: true; readonly why: 'unknown' }
-  /** Do not gate: the Lease has been unchanged (not renewed, released or absent) for at least the threshold. */
+  /** Do not gate: the Lease has been unchanged (not renewed, or released) for at least the threshold. */
   | { readonly gate: false; readonly why: 'stale'; readonly unchangedForMs: number; readonly holder: string };
 
 /** The verdict at monotonic time `now`. */
 export function gatingVerdict(view: ControllerLeaseView, now: number, staleAfterMs: number): GatingVerdict {
   const { observed, lastReadAt } = view;
-  if (observed === undefined || lastReadAt === undefined || now - lastReadAt >= staleAfterMs)
+  if (observed === undefined || lastReadAt === undefined || view.absent || now - lastReadAt >= staleAfterMs)
     return { gate: true, why: 'unknown' };
   const unchangedForMs = Math.max(0, now - observed.observedAt);
   return unchangedForMs >= staleAfterMs
@@ -61,7 +70,7 @@ export function leasePollIntervalMs(staleAfterMs: number): number {
 
 /** The sentence logged and put in the Warning event when gating stops. */
 export function gatingSuspendedMessage(v: { unchangedForMs: number; holder: string }, lease: string): string {
-  const who = v.holder ? `held by ${v.holder}` : 'released or absent';
+  const who = v.holder ? `held by ${v.holder}` : 'released';
   return (
     `the pod placement controller's Lease ${lease} (${who}) has not been renewed for ` +
     `${Math.round(v.unchangedForMs / 1000)} s: new pods are admitted without the scheduling gate, so they are ` +
