@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts', 'test/unit/**/*.test.ts'],
+          include: ['src/**/*.test.ts', 'test/unit/**/*.test.ts', 'hack/**/*.test.ts'],
           environment: 'node',
           // Unit tests run first: they are fast and need no server.
           sequence: { groupOrder: 0 },

@@ -1,19 +1,20 @@
 // `npm run generate`: rewrites every generated file of the repository from its source of truth (each area's pure
-// generator), only where the content changed. `npm run generate:check` (part of `npm run lint`, so CI runs it)
-// writes nothing, names every stale or missing file on stderr and exits 1.
-//   pod placement   deploy/crds/multiarch.openshift.io_*.yaml        src/podplacement/api/crd.ts
-//   update status   deploy/crds/update.openshift.io_updatestatuses.yaml  src/updatestatus/api/generate.ts
-//   NodePool        deploy/crds/dev/<hypershift, performance, tuned CRDs>  src/nodepool/api/generate.ts
-//   OLM bundle      bundle/ (CSV, CRDs, objects, annotations) from deploy/podplacement/base  src/podplacement/olm
+// renderer), only where the content changed. `npm run generate:check` (part of `npm run lint`, so CI runs it)
+// writes nothing, names every stale or missing file on stderr and exits 1. The generators are tools, not product:
+// they live here and in hack/bundle/, outside what `npm run build` compiles into dist/.
+//   pod placement   deploy/crds/multiarch.openshift.io_*.yaml                src/podplacement/api/crd.ts
+//   update status   deploy/crds/update.openshift.io_updatestatuses.yaml      src/updatestatus/api/crd.ts
+//   NodePool        deploy/crds/dev/<hypershift, performance, tuned CRDs>    src/nodepool/api/crd.ts
+//   OLM bundle      bundle/ (CSV, CRDs, objects, annotations) from deploy/podplacement/base  hack/bundle/bundle.ts
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generatedFiles as nodePoolFiles } from '../src/nodepool/api/generate.js';
+import { renderCrds as renderNodePoolCrds } from '../src/nodepool/api/crd.js';
 import { crdFileName, renderCrdYaml } from '../src/podplacement/api/crd.js';
 import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from '../src/podplacement/api/schema.js';
-import { renderBundle } from '../src/podplacement/olm/bundle.js';
-import { readBundleSources } from '../src/podplacement/olm/sources.js';
-import { generatedFiles as updateStatusFiles } from '../src/updatestatus/api/generate.js';
+import { UPDATE_STATUS_CRD_FILE, updateStatusCrdYaml } from '../src/updatestatus/api/crd.js';
+import { renderBundle } from './bundle/bundle.js';
+import { readBundleSources } from './bundle/sources.js';
 
 /** A generated file: its path relative to the project root, and its exact content. */
 interface GeneratedFile {
@@ -29,13 +30,21 @@ const podPlacementFiles = (): GeneratedFile[] =>
     content: renderCrdYaml(kind),
   }));
 
+const updateStatusFiles = (): GeneratedFile[] => [
+  { path: UPDATE_STATUS_CRD_FILE, content: updateStatusCrdYaml() },
+];
+
+/** Development CRDs for dev clusters, tests, the demo and the benchmark. */
+const nodePoolFiles = (): GeneratedFile[] =>
+  renderNodePoolCrds().map((crd) => ({ path: crd.file, content: crd.yaml }));
+
 const bundleFiles = async (): Promise<GeneratedFile[]> =>
   renderBundle(await readBundleSources(root)).map((f) => ({ path: `bundle/${f.path}`, content: f.content }));
 
 async function allGeneratedFiles(): Promise<GeneratedFile[]> {
   const files = [
     ...podPlacementFiles(),
-    ...(await updateStatusFiles()),
+    ...updateStatusFiles(),
     ...nodePoolFiles(),
     ...(await bundleFiles()),
   ];

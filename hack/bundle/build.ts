@@ -28,10 +28,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ensureBinaries } from '../../src/devcluster/binaries.js';
-import { bundleAnnotations, renderBundle } from '../../src/podplacement/olm/bundle.js';
-import { catalogHead } from '../../src/podplacement/olm/catalog.js';
-import { BUNDLE_METADATA } from '../../src/podplacement/olm/metadata.js';
-import { readBundleSources } from '../../src/podplacement/olm/sources.js';
+import { bundleAnnotations, renderBundle } from './bundle.js';
+import { catalogHead } from './catalog.js';
+import { BUNDLE_METADATA } from './metadata.js';
+import { readBundleSources } from './sources.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PLATFORMS = ['amd64', 'arm64', 'ppc64le', 's390x'] as const;

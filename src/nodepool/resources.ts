@@ -7,10 +7,6 @@ import {
   HYPERSHIFT_VERSION,
   NODEPOOL_KIND,
   NODEPOOL_PLURAL,
-  PERFORMANCE_GROUP,
-  PERFORMANCE_PROFILE_KIND,
-  PERFORMANCE_PROFILE_PLURAL,
-  PERFORMANCE_VERSION,
   TUNED_GROUP,
   TUNED_PROFILE_KIND,
   TUNED_PROFILE_PLURAL,
@@ -30,13 +26,6 @@ export const HostedControlPlanes: ResourceType = {
   plural: HOSTED_CONTROL_PLANE_PLURAL,
   kind: HOSTED_CONTROL_PLANE_KIND,
   namespaced: true,
-};
-export const PerformanceProfiles: ResourceType = {
-  group: PERFORMANCE_GROUP,
-  version: PERFORMANCE_VERSION,
-  plural: PERFORMANCE_PROFILE_PLURAL,
-  kind: PERFORMANCE_PROFILE_KIND,
-  namespaced: false,
 };
 export const TunedProfiles: ResourceType = {
   group: TUNED_GROUP,

@@ -3,8 +3,6 @@
 // here is part of the contract in shared/specs/pod-placement.constants.json; change none of them casually.
 
 export const API_GROUP = 'multiarch.openshift.io';
-export const API_VERSION_V1BETA1 = 'v1beta1';
-export const API_VERSION_V1ALPHA1 = 'v1alpha1';
 export const CLUSTER_CONFIG_KIND = 'ClusterPodPlacementConfig';
 export const CLUSTER_CONFIG_PLURAL = 'clusterpodplacementconfigs';
 export const POD_CONFIG_KIND = 'PodPlacementConfig';
@@ -14,7 +12,6 @@ export const CLUSTER_CONFIG_NAME = 'cluster';
 
 export const ARCH_LABEL = 'kubernetes.io/arch';
 export const SUPPORTED_ARCHITECTURES = ['amd64', 'arm64', 'ppc64le', 's390x'] as const;
-export type Architecture = (typeof SUPPORTED_ARCHITECTURES)[number];
 
 export const SCHEDULING_GATE = 'multiarch.openshift.io/scheduling-gate';
 
@@ -138,10 +135,5 @@ export const ALL_COMPONENTS_READY = 'AllComponentsReady';
 
 export const DEFAULT_OPERATOR_NAMESPACE = 'openshift-multiarch-tuning-operator';
 export const GLOBAL_PULL_SECRET = { namespace: 'openshift-config', name: 'pull-secret' } as const;
-
-export const OPERAND_NAMES = {
-  controllerDeployment: 'pod-placement-controller',
-  webhookDeployment: 'pod-placement-web-hook',
-} as const;
 
 export const LEADER_ELECTION_ID = 'ppc-controllers-208d7abd.multiarch.openshift.io';

@@ -74,7 +74,3 @@ export interface Pod {
   readonly spec?: PodSpec;
   readonly status?: { readonly phase?: string };
 }
-
-export interface Namespace {
-  readonly metadata?: { readonly name?: string; readonly labels?: Readonly<Record<string, string>> };
-}

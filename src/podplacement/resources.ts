@@ -16,11 +16,6 @@ export const ClusterPodPlacementConfigs: ResourceType = {
   namespaced: false,
 };
 
-export const ClusterPodPlacementConfigsV1alpha1: ResourceType = {
-  ...ClusterPodPlacementConfigs,
-  version: 'v1alpha1',
-};
-
 export const PodPlacementConfigs: ResourceType = {
   group: API_GROUP,
   version: 'v1beta1',

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { keyringFromSecrets } from './credentials.js';
 import {
   decodeStdBase64,
   entriesOfPullSecret,
@@ -50,7 +49,7 @@ describe('parseDockerConfigJson', () => {
     expect(message).not.toContain(auth);
   });
 
-  it('makes the whole secret unusable when one auth field is malformed', () => {
+  it('rejects the whole secret when one auth field is malformed', () => {
     const secret = {
       type: 'kubernetes.io/dockerconfigjson',
       data: {
@@ -59,9 +58,8 @@ describe('parseDockerConfigJson', () => {
         ),
       },
     };
-    const { keyring, problems } = keyringFromSecrets([{ source: 'team/pull', secret }]);
-    expect(keyring.lookup('quay.io/a/b')).toEqual([]);
-    expect(problems.map((p) => p.source)).toEqual(['team/pull']);
+    expect(() => entriesOfPullSecret(secret, 'team/pull')).toThrow(InvalidPullSecretError);
+    expect(() => entriesOfPullSecret(secret, 'team/pull')).toThrow(/team\/pull/);
   });
 });
 

@@ -23,7 +23,6 @@ export {
   type KeyringMatch,
   type KeyringOptions,
 } from './keyring.js';
-export { keyringFromSecrets, type NamedPullSecret, type PodKeyring } from './credentials.js';
 export {
   dockerCfgKey,
   dockerCfgSecretType,
@@ -62,6 +61,14 @@ export {
   type AddressVerdict,
 } from './address-policy.js';
 export { formatReference, parseImageReference, type ImageReference } from './reference.js';
+export {
+  describeShortNameChoice,
+  isShortName,
+  resolveShortName,
+  type ShortNameChoice,
+  type ShortNameResolution,
+  type ShortNameRule,
+} from './short-names.js';
 export { isAbort, RegistryError, type RegistryErrorCode } from './errors.js';
 export { classifyRegistryFailure, type RegistryFailureClass } from './failure-class.js';
 export { KeyedConcurrencyLimit } from './concurrency-limit.js';

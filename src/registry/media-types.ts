@@ -6,8 +6,6 @@ export const dockerManifestList = 'application/vnd.docker.distribution.manifest.
 export const dockerManifest = 'application/vnd.docker.distribution.manifest.v2+json';
 export const dockerSchema1Manifest = 'application/vnd.docker.distribution.manifest.v1+json';
 export const dockerSchema1SignedManifest = 'application/vnd.docker.distribution.manifest.v1+prettyjws';
-export const ociImageConfig = 'application/vnd.oci.image.config.v1+json';
-export const dockerImageConfig = 'application/vnd.docker.container.image.v1+json';
 
 /** Sent as `Accept` on manifest requests: the four types we can read, indexes first. */
 export const manifestAcceptHeader = [

@@ -5,13 +5,12 @@ import {
   factsOfConfig,
   isValidPlatformName,
   normalizeArchitecture,
-  platformsOfIndex,
   readIndex,
 } from './platforms.js';
 
 const digest = (n: number): string => `sha256:${String(n).repeat(64).slice(0, 64)}`;
 
-describe('platformsOfIndex', () => {
+describe('readIndex', () => {
   it('lists platforms, skipping attestations, unknown entries and entries without platform; folds variants', () => {
     const index = {
       schemaVersion: 2,
@@ -33,7 +32,7 @@ describe('platformsOfIndex', () => {
         { digest: digest(7) },
       ],
     };
-    const platforms = platformsOfIndex(index, 'x');
+    const { platforms } = readIndex(index, 'x');
     expect(platforms.map((p) => [p.architecture, p.variant ?? ''])).toEqual([
       ['amd64', ''],
       ['arm64', 'v8'],
@@ -44,9 +43,7 @@ describe('platformsOfIndex', () => {
   });
 
   it('refuses an index without manifests', () => {
-    expect(() => platformsOfIndex({ schemaVersion: 2 }, 'img')).toThrow(
-      /img: the index has no "manifests" array/,
-    );
+    expect(() => readIndex({ schemaVersion: 2 }, 'img')).toThrow(/img: the index has no "manifests" array/);
   });
 
   it('normalises architecture spellings', () => {

@@ -150,11 +150,6 @@ export function readIndex(index: unknown, what: string, maxEntries = defaultMaxI
   return { platforms, skipped };
 }
 
-/** The platforms of `readIndex`, without the counts. */
-export function platformsOfIndex(index: unknown, what: string, maxEntries?: number): ImagePlatform[] {
-  return readIndex(index, what, maxEntries).platforms;
-}
-
 /** Digest and size of the config blob a single manifest points at. */
 export function configDescriptorOf(manifest: unknown, what: string): { digest: string; size: number } {
   if (!isRecord(manifest) || !isRecord(manifest.config))

@@ -9,6 +9,7 @@ import {
   realClock,
   ResourceClient,
 } from '../../runtime/index.js';
+import { CrdNotEstablishedError } from '../errors.js';
 import { crdsFor } from './crd.js';
 
 interface Crd extends KubeObject {
@@ -49,8 +50,7 @@ export async function installNodePoolCrds(
     for (;;) {
       const current = await crds.get({ name: crd.name }, options.signal);
       if (current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (clock.now() > deadline)
-        throw new Error(`CRD ${crd.name} was not Established in time; check the API server log`);
+      if (clock.now() > deadline) throw new CrdNotEstablishedError(crd.name);
       await clock.sleep(100, options.signal);
     }
   }

@@ -2,7 +2,7 @@
 // crd.ts derives the development CRDs from the same schemas, so code and CRDs cannot drift apart.
 // Guarantees: only the fields this area reads or writes are typed; everything else is preserved by the CRDs
 // (x-kubernetes-preserve-unknown-fields) and round-tripped untouched by read-modify-write callers.
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 
 const preserveUnknown = { 'x-kubernetes-preserve-unknown-fields': true } as const;
 
@@ -11,7 +11,6 @@ export const ConditionStatusSchema = Type.Unsafe<'True' | 'False' | 'Unknown'>({
   type: 'string',
   enum: ['True', 'False', 'Unknown'],
 });
-export type ConditionStatus = Static<typeof ConditionStatusSchema>;
 
 /** map[string]string as a structural schema (`additionalProperties`; TypeBox's Record emits patternProperties). */
 const StringMap = Type.Unsafe<Record<string, string>>({
@@ -47,7 +46,6 @@ export const ObjectMetaSchema = Type.Object({
   ),
 });
 export type ObjectMeta = Static<typeof ObjectMetaSchema>;
-export type OwnerReference = NonNullable<ObjectMeta['ownerReferences']>[number];
 
 // ---------------------------------------------------------------- NodePool (hypershift.openshift.io/v1beta1)
 
@@ -151,7 +149,6 @@ export const PerformanceProfileSchema = Type.Object({
   spec: Type.Optional(Type.Object({ nodeSelector: Type.Optional(StringMap) }, preserveUnknown)),
   status: Type.Optional(PerformanceProfileStatusCrdSchema),
 });
-export type PerformanceProfile = Static<typeof PerformanceProfileSchema>;
 
 // ------------------------------------------------------------------ Tuned Profile (tuned.openshift.io/v1)
 
@@ -204,6 +201,3 @@ export interface Node {
     taints?: { key: string; value?: string; effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute' }[];
   };
 }
-
-/** A schema this module exports for CRD generation. */
-export type CrdSchema = TSchema;

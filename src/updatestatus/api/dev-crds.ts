@@ -2,6 +2,7 @@
 // MachineConfig, and the namespaced Route through which alerts are found), for development clusters and tests
 // only: schemaless (unknown fields kept) and without a status subresource, so fixtures can be created as they
 // are. Real OpenShift clusters bring their own.
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   type KubeClient,
   type KubeObject,
@@ -86,19 +87,22 @@ export async function installOpenShiftDevCrds(
     sleep?: (ms: number) => Promise<void>;
     /** Kinds to stand in for. Default: OPENSHIFT_INPUT_TYPES. */
     types?: readonly ResourceType[];
+    /** Stops the requests and the wait (the install then rejects). */
+    signal?: AbortSignal;
   } = {},
 ): Promise<void> {
   const crds = new ResourceClient<Established>(client, CustomResourceDefinitions);
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const { signal } = options;
+  const sleep = options.sleep ?? ((ms: number) => delay(ms, undefined, { signal }));
   const types = options.types ?? OPENSHIFT_INPUT_TYPES;
   for (const type of types) {
-    await crds.apply(devCrd(type), { fieldManager: 'tessera-dev', force: true });
+    await crds.apply(devCrd(type), { fieldManager: 'tessera-dev', force: true, signal });
   }
   const deadline = Math.ceil((options.timeoutMs ?? 30_000) / 200);
   for (const type of types) {
     const name = `${type.plural}.${type.group}`;
     for (let i = 0; ; i++) {
-      const crd = await crds.get({ name });
+      const crd = await crds.get({ name }, signal);
       if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (i >= deadline) {
         throw new UpdateStatusError(

@@ -1,5 +1,6 @@
 // Installs (server-side applies) the UpdateStatus CRD and waits until the API server serves it. Idempotent; the
 // caller needs permission to write CustomResourceDefinitions. `sleep` is injected so tests control waiting.
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   KubeClient,
   type KubeObject,
@@ -27,6 +28,8 @@ export interface InstallCrdOptions {
   readonly timeoutMs?: number;
   /** Waits `ms`; default: a timer. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** Stops the requests and the wait (the install then rejects). */
+  readonly signal?: AbortSignal;
 }
 
 interface CrdWithStatus extends KubeObject {
@@ -38,16 +41,18 @@ export async function installUpdateStatusCrd(
   options: InstallCrdOptions = {},
 ): Promise<void> {
   const crds = new ResourceClient<CrdWithStatus>(client, CustomResourceDefinitions);
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { signal } = options;
+  const sleep = options.sleep ?? ((ms: number) => delay(ms, undefined, { signal }));
   await crds.apply(updateStatusCrd() as unknown as CrdWithStatus, {
     fieldManager: options.fieldManager ?? 'tessera-updatestatus',
     force: true,
+    signal,
   });
   const name = `${PLURAL}.${GROUP}`;
   const attempts = Math.ceil((options.timeoutMs ?? 30_000) / 200);
   let last = '';
   for (let i = 0; i < attempts; i++) {
-    const crd = await crds.get({ name });
+    const crd = await crds.get({ name }, signal);
     const established = crd.status?.conditions?.find((c) => c.type === 'Established');
     if (established?.status === 'True') return;
     last = established?.message ?? 'no Established condition yet';

@@ -437,7 +437,6 @@ export const ControlPlaneSchema = Type.Object(
   },
   { description: 'The control plane: its update and the insights about it.' },
 );
-export type ControlPlane = Static<typeof ControlPlaneSchema>;
 
 export const WorkerPoolSchema = Type.Object(
   {

@@ -21,7 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { projectRoot } from '../../../src/devcluster/binaries.js';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
-import { catalogHead } from '../../../src/podplacement/olm/catalog.js';
+import { catalogHead } from '../../../hack/bundle/catalog.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
 import { type Olm, OLM_NAMESPACE, OPERATORS_NAMESPACE, startOlm } from '../../support/olm.js';

@@ -29,7 +29,7 @@ import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { freePort } from '../../../src/devcluster/processes.js';
 import { ServiceRouter } from '../../../src/devcluster/service-router.js';
 import { MUTATING_WEBHOOK, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
-import { BUNDLE_METADATA } from '../../../src/podplacement/olm/metadata.js';
+import { BUNDLE_METADATA } from '../../../hack/bundle/metadata.js';
 import {
   OLM_CA_KEY,
   WEBHOOK_DEPLOYMENT_NAME,

@@ -5,22 +5,22 @@ import path from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { CONVERSION_WEBHOOK_PATH } from '../api/conversion.js';
+import { CONVERSION_WEBHOOK_PATH } from '../../src/podplacement/api/conversion.js';
 import {
   ClusterPodPlacementConfigSpecV1beta1,
   PodPlacementConfigSpecV1beta1,
   type ClusterPodPlacementConfig,
   type PodPlacementConfig,
-} from '../api/schema.js';
-import { validateClusterConfig, validatePodPlacementConfig } from '../config-validation.js';
-import { VALIDATING_WEBHOOK } from '../constants.js';
-import { olmCertSecretName, WEBHOOK_DEPLOYMENT_NAME } from '../operator/olm-ca.js';
+} from '../../src/podplacement/api/schema.js';
+import { validateClusterConfig, validatePodPlacementConfig } from '../../src/podplacement/config-validation.js';
+import { VALIDATING_WEBHOOK } from '../../src/podplacement/constants.js';
+import { olmCertSecretName, WEBHOOK_DEPLOYMENT_NAME } from '../../src/podplacement/operator/olm-ca.js';
 import { OLM_WEBHOOK_CERT_DIR, bundleAnnotations, renderBundle } from './bundle.js';
 import { catalogHead, compareVersions, upgradeEdges } from './catalog.js';
 import { BUNDLE_METADATA } from './metadata.js';
 import { readBundleSources } from './sources.js';
 
-const root = path.resolve(import.meta.dirname, '../../..');
+const root = path.resolve(import.meta.dirname, '../..');
 const IMAGE = 'registry.example/tessera/tessera@sha256:' + 'a'.repeat(64);
 
 interface Rule {

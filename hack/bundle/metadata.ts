@@ -1,7 +1,7 @@
 // What the OLM bundle says about the operator that deploy/ has no place for: the OperatorHub listing (names,
 // description, icon, links, maintainers), the package and its channels, and the examples the console offers.
 // The examples are checked by the operator's own config validation in the unit test, so they never go stale.
-import { EXCLUDE_NAMESPACE_LABEL } from '../constants.js';
+import { EXCLUDE_NAMESPACE_LABEL } from '../../src/podplacement/constants.js';
 
 export interface CsvMetadata {
   readonly packageName: string;

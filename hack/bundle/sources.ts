@@ -4,8 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { buildCrd } from '../api/crd.js';
-import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from '../api/schema.js';
+import { buildCrd } from '../../src/podplacement/api/crd.js';
+import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from '../../src/podplacement/api/schema.js';
 import { BundleSourceError, type BundleSources, type Manifest } from './bundle.js';
 
 /** The kustomize base the bundle is derived from, relative to the project root. */

@@ -1,7 +1,7 @@
 // The package and channel blobs of the file-based catalog (FBC). The olm.bundle blobs come from `opm render` of
 // the pushed bundle images; this adds what opm cannot know: the package's icon and default channel, and the
 // upgrade graph. Releases form one line: each version replaces the one before it, in every channel. Pure.
-import { TesseraError } from '../../runtime/light.js';
+import { TesseraError } from '../../src/runtime/light.js';
 import { csvName } from './bundle.js';
 import { BUNDLE_METADATA, type CsvMetadata } from './metadata.js';
 

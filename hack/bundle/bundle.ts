@@ -1,7 +1,7 @@
 // The OLM bundle (registry+v1) of the pod placement operator, derived from the same sources as deploy/: the
 // kustomize base's Deployments, RBAC, Services, PodDisruptionBudget, NetworkPolicies and PrometheusRule, the CRDs
 // built from the TypeBox schemas, and the webhook configurations the operator builds at run time. Pure: the caller
-// reads the files (hack/generate.ts, hack/olm/build.ts) and writes the result.
+// reads the files (hack/generate.ts, hack/bundle/build.ts) and writes the result.
 //
 // What changes under OLM, and why:
 //  - TLS: OLM issues the webhook Deployment's certificate (CSV webhookdefinitions) and mounts it, so the
@@ -16,12 +16,12 @@
 //  - ServiceAccounts and the Namespace are created by OLM, and so is the webhook's Service (OLM's certificate names
 //    only OLM's); other objects ship as they are, without a namespace. The CRD's conversion names OLM's Service.
 import { stringify } from 'yaml';
-import { TesseraError, isRecord } from '../../runtime/light.js';
-import { CONVERSION_WEBHOOK_PATH } from '../api/conversion.js';
-import { API_GROUP, CLUSTER_CONFIG_PLURAL } from '../constants.js';
-import { crdConversion } from '../crd-conversion.js';
-import { olmCertSecretName, olmServiceName, WEBHOOK_DEPLOYMENT_NAME } from '../operator/olm-ca.js';
-import { validatingWebhookConfiguration } from '../webhook-configurations.js';
+import { TesseraError, isRecord } from '../../src/runtime/light.js';
+import { CONVERSION_WEBHOOK_PATH } from '../../src/podplacement/api/conversion.js';
+import { API_GROUP, CLUSTER_CONFIG_PLURAL } from '../../src/podplacement/constants.js';
+import { crdConversion } from '../../src/podplacement/crd-conversion.js';
+import { olmCertSecretName, olmServiceName, WEBHOOK_DEPLOYMENT_NAME } from '../../src/podplacement/operator/olm-ca.js';
+import { validatingWebhookConfiguration } from '../../src/podplacement/webhook-configurations.js';
 import { BUNDLE_METADATA, type CsvMetadata } from './metadata.js';
 
 /** A Kubernetes object as read from a manifest file. */
