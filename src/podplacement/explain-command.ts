@@ -11,12 +11,15 @@ import {
   Pods,
   ResourceClient,
   Secrets,
-  isNotFound,
+  InvalidArgumentError,
+  ignoreNotFound,
+  loadKubeConfig,
   type KubeObject,
   type Logger,
 } from '../runtime/index.js';
 import {
   RegistryInspector,
+  describeShortNameChoice,
   type HostCaCertificates,
   type ImageInspector,
   type PullSecretLike,
@@ -34,7 +37,6 @@ import {
   type Observation,
   type PodEvent,
 } from './explain.js';
-import { loadKubeConfig } from './operator-command.js';
 import type { ImageArchitectures } from './placement-plan.js';
 import { podImages } from './pod-model.js';
 import type { OwnerReference, Pod } from './pod-types.js';
@@ -62,7 +64,20 @@ async function podFromFile(file: string): Promise<Pod> {
     const obj = doc.toJS() as { kind?: string } | null;
     if (obj && obj.kind === 'Pod') return obj as Pod;
   }
-  throw new Error(`${file} holds no Pod manifest`);
+  throw new InvalidArgumentError('--file', `${file} holds no Pod manifest`);
+}
+
+/**
+ * An API read the explanation can go without: undefined when the object (or its kind) is not there, and for any
+ * other failure too, after a warning naming what could not be read and why (the explanation then lacks it).
+ */
+async function readOrWarn<T>(read: Promise<T>, what: string, logger: Logger): Promise<T | undefined> {
+  try {
+    return await ignoreNotFound(read);
+  } catch (err) {
+    logger.warn({ err }, `could not read ${what}; explaining without it`);
+    return undefined;
+  }
 }
 
 /** The pod template of the pod's controller, or a reason it could not be read. */
@@ -99,15 +114,32 @@ async function ownerTemplate(
   };
 }
 
+/** The flags of `tessera podplacement explain`, as commander gives them (src/podplacement/cli.ts). */
+export interface ExplainFlags {
+  file?: string;
+  kubeconfig?: string;
+  /** For a manifest without one. */
+  namespace: string;
+  registryCa?: string[];
+  operatorNamespace: string;
+  offline?: boolean;
+  output: 'text' | 'json';
+}
+
 export async function runExplainCommand(
   target: string | undefined,
-  opts: Record<string, unknown>,
+  opts: ExplainFlags,
   logger: Logger,
 ): Promise<number> {
-  const file = typeof opts['file'] === 'string' ? opts['file'] : undefined;
-  if (!file && !target) throw new Error('give a pod as NAMESPACE/NAME, or a manifest with -f POD.yaml');
-  const offline = opts['offline'] === true;
-  const client = offline ? undefined : new KubeClient(loadKubeConfig(opts['kubeconfig']));
+  const file = opts.file;
+  if (!file && !target)
+    throw new InvalidArgumentError(
+      'the pod',
+      'give a pod as NAMESPACE/NAME, or a manifest with -f POD.yaml',
+      'argument',
+    );
+  const offline = opts.offline === true;
+  const client = offline ? undefined : new KubeClient(await loadKubeConfig(opts.kubeconfig));
   const signal = AbortSignal.timeout(EXPLAIN_DEADLINE_MS);
   try {
     let pod: Pod;
@@ -116,11 +148,16 @@ export async function runExplainCommand(
     let newPodSource = 'the manifest';
     if (file) {
       pod = await podFromFile(file);
-      namespace = pod.metadata?.namespace ?? String(opts['namespace']);
+      namespace = pod.metadata?.namespace ?? opts.namespace;
     } else {
       const [ns, name] = (target ?? '').split('/');
-      if (!ns || !name) throw new Error(`expected NAMESPACE/NAME, got ${JSON.stringify(target)}`);
-      if (!client) throw new Error('--offline needs -f POD.yaml');
+      if (!ns || !name)
+        throw new InvalidArgumentError(
+          'the pod',
+          `expected NAMESPACE/NAME, got ${JSON.stringify(target)}`,
+          'argument',
+        );
+      if (!client) throw new InvalidArgumentError('--offline', 'needs -f POD.yaml');
       const live = (await new ResourceClient<ObservedPod & KubeObject>(client, Pods).get(
         { namespace: ns, name },
         signal,
@@ -149,20 +186,31 @@ export async function runExplainCommand(
     let policy: RegistryPolicy | undefined;
     let clusterCAs: HostCaCertificates = new Map();
     if (client) {
-      clusterConfig = await new ResourceClient<ClusterPodPlacementConfig & KubeObject>(
-        client,
-        ClusterPodPlacementConfigs,
-      )
-        .get({ name: CLUSTER_CONFIG_NAME }, signal)
-        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
-      configs = (
-        await new ResourceClient<PodPlacementConfig & KubeObject>(client, PodPlacementConfigs)
-          .list({ namespace, signal })
-          .catch(() => ({ items: [] }))
-      ).items;
-      globalSecret = await new ResourceClient<PullSecretLike & KubeObject>(client, Secrets)
-        .get({ namespace: GLOBAL_PULL_SECRET.namespace, name: GLOBAL_PULL_SECRET.name }, signal)
-        .catch(() => undefined);
+      clusterConfig = await ignoreNotFound(
+        new ResourceClient<ClusterPodPlacementConfig & KubeObject>(client, ClusterPodPlacementConfigs).get(
+          { name: CLUSTER_CONFIG_NAME },
+          signal,
+        ),
+      );
+      configs =
+        (
+          await readOrWarn(
+            new ResourceClient<PodPlacementConfig & KubeObject>(client, PodPlacementConfigs).list({
+              namespace,
+              signal,
+            }),
+            `the PodPlacementConfigs of namespace ${namespace}`,
+            logger,
+          )
+        )?.items ?? [];
+      globalSecret = await readOrWarn(
+        new ResourceClient<PullSecretLike & KubeObject>(client, Secrets).get(
+          { namespace: GLOBAL_PULL_SECRET.namespace, name: GLOBAL_PULL_SECRET.name },
+          signal,
+        ),
+        `the global pull secret ${GLOBAL_PULL_SECRET.namespace}/${GLOBAL_PULL_SECRET.name}`,
+        logger,
+      );
       // The trust the operator has: the same registry policy and additionalTrustedCA bundles.
       const trust = await readRegistryTrust(client, logger, signal);
       policy = trust.policy;
@@ -171,12 +219,12 @@ export async function runExplainCommand(
     const secrets = client ? new ResourceClient<PullSecretLike & KubeObject>(client, Secrets) : undefined;
     const resolver = new PullSecretResolver({
       getSecret: async (ns, name, sig) =>
-        secrets ? secrets.get({ namespace: ns, name }, sig).catch(() => undefined) : undefined,
+        secrets
+          ? readOrWarn(secrets.get({ namespace: ns, name }, sig), `pull secret ${ns}/${name}`, logger)
+          : undefined,
       globalSecret: () => globalSecret,
     });
-    const flagCAs = Array.isArray(opts['registryCa'])
-      ? await Promise.all(opts['registryCa'].map((f) => readFile(String(f), 'utf8')))
-      : [];
+    const flagCAs = await Promise.all((opts.registryCa ?? []).map((f) => readFile(f, 'utf8')));
     const registry = new RegistryInspector({
       caCertificates: flagCAs,
       hostCaCertificates: clusterCAs,
@@ -185,13 +233,14 @@ export async function runExplainCommand(
     const inspector: ImageInspector = registry;
     const keyring = await resolver.keyringFor({ ...pod, metadata: { ...pod.metadata, namespace } }, signal);
     const inspection = new Map<string, ImageArchitectures>();
+    const shortNames = new Map<string, string>();
     try {
       await Promise.all(
         podImages(pod).map(async ({ image }) => {
           try {
-            inspection.set(image, {
-              archs: (await inspector.inspect(image, { keyring, signal })).architectures,
-            });
+            const found = await inspector.inspect(image, { keyring, signal });
+            inspection.set(image, { archs: found.architectures });
+            if (found.shortName) shortNames.set(image, describeShortNameChoice(found.shortName));
           } catch (err) {
             inspection.set(image, { error: err instanceof Error ? err.message : String(err) });
           }
@@ -203,12 +252,13 @@ export async function runExplainCommand(
     const explanation = assessExplanation({
       pod,
       namespace,
-      operatorNamespace: String(opts['operatorNamespace'] ?? DEFAULT_OPERATOR_NAMESPACE),
+      operatorNamespace: opts.operatorNamespace || DEFAULT_OPERATOR_NAMESPACE,
       clusterConfig,
       podPlacementConfigs: configs,
       inspection,
+      shortNames,
     });
-    if (opts['output'] === 'json') {
+    if (opts.output === 'json') {
       const doc = observation
         ? { observed: observation, newPod: { from: newPodSource, ...explanation } }
         : explanation;

@@ -52,6 +52,30 @@ describe('explain', () => {
     expect(text).toMatch(/retries 5 times/);
   });
 
+  it('says where a short name was found and why there', () => {
+    const how =
+      'short name team/m:1: the search registries are tried in order, as CRI-O does, and the first that has it is used: a.io/team/m:1 not there, r.io/team/m:1 chosen';
+    const e = assessExplanation({
+      ...base,
+      inspection: new Map([['team/m:1', { archs: ['arm64'] }]]),
+      shortNames: new Map([['team/m:1', how]]),
+      pod: pod('web', 'apps').withImages('team/m:1').build(),
+      clusterConfig: clusterConfig(),
+    });
+    const text = renderExplanation(e);
+    expect(text).toContain(`  team/m:1: arm64\n    ${how}\n`);
+    expect(text).toContain("CRI-O prefers a short-name alias from the nodes'");
+    // A qualified image has neither.
+    const plain = renderExplanation(
+      assessExplanation({
+        ...base,
+        pod: pod('web', 'apps').withImages('r/m:1').build(),
+        clusterConfig: clusterConfig(),
+      }),
+    );
+    expect(plain).not.toContain('short name');
+  });
+
   it('says why a pod is not gated', () => {
     const e = assessExplanation({
       ...base,

@@ -21,7 +21,13 @@ import type { NodeSelectorTerm, Pod, PreferredSchedulingTerm } from './pod-types
 
 export interface Explanation {
   readonly pod: string;
-  readonly images: { image: string; architectures?: readonly string[]; error?: string }[];
+  readonly images: {
+    image: string;
+    architectures?: readonly string[];
+    error?: string;
+    /** For a short name: which registry it was found in, and why there. */
+    shortName?: string;
+  }[];
   readonly gated: boolean;
   readonly ignoreReason?: IgnoreReason;
   readonly outcome?: PlacementOutcome;
@@ -36,6 +42,8 @@ export interface Explanation {
 const IGNORE_TEXT: Record<IgnoreReason, string> = {
   'operator-namespace': "the pod is in the operator's namespace",
   'kube-namespace': 'the pod is in a kube-* namespace',
+  'openshift-namespace':
+    "the pod is in an openshift-* namespace: these are gated only when the ClusterPodPlacementConfig's namespaceSelector requires a label (matchLabels, In or Exists) and the namespace carries it",
   'node-name-set': 'spec.nodeName is set, the scheduler is bypassed',
   'control-plane-node-selector': 'the pod selects control-plane nodes',
   'daemonset-pod': 'the pod is controlled by a DaemonSet',
@@ -49,15 +57,23 @@ export function assessExplanation(input: {
   clusterConfig: ClusterPodPlacementConfig | undefined;
   podPlacementConfigs: readonly PodPlacementConfig[];
   inspection: ReadonlyMap<string, ImageArchitectures>;
+  /** How each short name among the images was resolved (describeShortNameChoice), by image. Default: none. */
+  shortNames?: ReadonlyMap<string, string>;
 }): Explanation {
   const pod: Pod = { ...input.pod, metadata: { ...input.pod.metadata, namespace: input.namespace } };
   const name = `${input.namespace}/${pod.metadata?.name ?? pod.metadata?.generateName ?? '(unnamed)'}`;
-  const images = podImages(pod).map(({ image }) => {
+  const images: Explanation['images'] = podImages(pod).map(({ image }) => {
     const r = input.inspection.get(image);
-    if (!r) return { image };
-    return 'error' in r ? { image, error: r.error } : { image, architectures: r.archs };
+    const shortName = input.shortNames?.get(image);
+    const how = shortName === undefined ? {} : { shortName };
+    if (!r) return { image, ...how };
+    return 'error' in r ? { image, error: r.error, ...how } : { image, architectures: r.archs, ...how };
   });
   const notes: string[] = [];
+  if (images.some((i) => i.shortName !== undefined))
+    notes.push(
+      "short names: CRI-O prefers a short-name alias from the nodes' /etc/containers/registries.conf.d (e.g. RHCOS's 001-rhel-shortnames.conf) to the search registries; the API does not show those aliases",
+    );
   if (!input.clusterConfig)
     notes.push('no ClusterPodPlacementConfig exists: the operator is off and would not gate this pod');
   const decision = decideAdmission(pod, {
@@ -131,6 +147,7 @@ export function renderExplanation(e: Explanation): string {
         ? i.architectures.join(', ')
         : '(not inspected)';
     lines.push(`  ${i.image}: ${what}`);
+    if (i.shortName) lines.push(`    ${i.shortName}`);
   }
   lines.push('', `Would be gated: ${e.gated ? 'yes' : 'no'}`);
   if (e.outcome)

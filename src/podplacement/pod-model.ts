@@ -1,10 +1,18 @@
 // Read-only questions about a pod and the configs that apply to it (has*/is*/should*), shared by the admission
 // webhook, the reconciler and the explain CLI so that all three decide alike. Pure: no I/O, no clock, never
 // mutates its inputs.
-import type { ClusterPodPlacementConfig, NodeAffinityScoring, PodPlacementConfig } from './api/schema.js';
+import type {
+  ClusterPodPlacementConfig,
+  LabelSelector,
+  NodeAffinityScoring,
+  PodPlacementConfig,
+} from './api/schema.js';
 import { ARCH_LABEL, CONTROL_PLANE_NODE_SELECTOR_LABELS, SCHEDULING_GATE } from './constants.js';
 import { labelSelectorMatchesOrFalse } from '../runtime/index.js';
 import type { Pod } from './pod-types.js';
+
+/** The platform's namespaces on OpenShift; MTO gates them, Tessera only when opted in. */
+export const OPENSHIFT_NAMESPACE_PREFIX = 'openshift-';
 
 export function hasSchedulingGate(pod: Pod): boolean {
   return (pod.spec?.schedulingGates ?? []).some((g) => g.name === SCHEDULING_GATE);
@@ -41,18 +49,6 @@ export function hasArchitecturePreference(pod: Pod): boolean {
   return (pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []).some((t) =>
     (t.preference.matchExpressions ?? []).some((e) => e.key === ARCH_LABEL),
   );
-}
-
-/** Architectures already named by the pod's preferred node affinity terms. */
-export function preferredArchitectures(pod: Pod): Set<string> {
-  const seen = new Set<string>();
-  for (const term of pod.spec?.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ??
-    []) {
-    for (const e of term.preference.matchExpressions ?? []) {
-      if (e.key === ARCH_LABEL) for (const v of e.values ?? []) seen.add(v);
-    }
-  }
-  return seen;
 }
 
 /** The enabled scoring plugin of a config, or undefined. */
@@ -111,10 +107,23 @@ export function podImages(pod: Pod): { image: string; pullAlways: boolean }[] {
   return [...byImage].map(([image, pullAlways]) => ({ image, pullAlways }));
 }
 
+/**
+ * Whether pods of `openshift-*` namespaces may be gated under this namespaceSelector: only when it requires a label
+ * to be present (a matchLabels entry, or an In or Exists expression), so that every namespace it selects carries a
+ * label someone set for it. An absent or empty selector, or one of DoesNotExist and NotIn only (like the
+ * recommended `multiarch.openshift.io/exclude-pod-placement DoesNotExist`), selects namespaces nobody chose, and the
+ * platform's own namespaces stay out. The webhook's matchConditions follow the same rule.
+ */
+export function selectorOptsInOpenShiftNamespaces(selector: LabelSelector | undefined): boolean {
+  if (Object.keys(selector?.matchLabels ?? {}).length > 0) return true;
+  return (selector?.matchExpressions ?? []).some((e) => e.operator === 'In' || e.operator === 'Exists');
+}
+
 /** Why a pod is left alone, as shown by `tessera podplacement explain`. */
 export type IgnoreReason =
   | 'operator-namespace'
   | 'kube-namespace'
+  | 'openshift-namespace'
   | 'node-name-set'
   | 'control-plane-node-selector'
   | 'daemonset-pod'
@@ -133,6 +142,8 @@ export interface IgnoreContext {
 /**
  * Why the operator must leave this pod alone, or undefined when it should gate and place it:
  * - the operator's own namespace or any `kube-*` namespace;
+ * - an `openshift-*` namespace, unless the cluster config's namespaceSelector opts them in
+ *   (selectorOptsInOpenShiftNamespaces);
  * - `spec.nodeName` set (the scheduler is bypassed);
  * - a nodeSelector for control-plane nodes;
  * - a pod controlled by a DaemonSet;
@@ -142,6 +153,11 @@ export interface IgnoreContext {
 export function ignoreReason(pod: Pod, ctx: IgnoreContext): IgnoreReason | undefined {
   if (ctx.namespace === ctx.operatorNamespace) return 'operator-namespace';
   if (ctx.namespace.startsWith('kube-')) return 'kube-namespace';
+  if (
+    ctx.namespace.startsWith(OPENSHIFT_NAMESPACE_PREFIX) &&
+    !selectorOptsInOpenShiftNamespaces(ctx.clusterConfig?.spec?.namespaceSelector)
+  )
+    return 'openshift-namespace';
   if (pod.spec?.nodeName) return 'node-name-set';
   if (hasControlPlaneNodeSelector(pod)) return 'control-plane-node-selector';
   if (isFromDaemonSet(pod)) return 'daemonset-pod';

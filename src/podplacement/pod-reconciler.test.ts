@@ -10,7 +10,7 @@ import {
 import { clusterConfig, pod } from './builders.js';
 import { ANNOTATIONS, EVENT_REASONS, LABELS, MAX_RETRY_COUNT } from './constants.js';
 import { GIVE_UP_MESSAGES, type PodMergePatch } from './placement-plan.js';
-import { PodReconciler } from './pod-reconciler.js';
+import { PodReconciler, registryHostsOf } from './pod-reconciler.js';
 import type { Pod } from './pod-types.js';
 import { PullSecretResolver } from './pull-secrets.js';
 
@@ -438,5 +438,22 @@ describe('PodReconciler under failing and hostile registries', () => {
       'registry slow.test did not answer within 15 s (image slow.test/app:1)',
     );
     expect(calls).toEqual([1, 2]);
+  });
+});
+
+describe('registryHostsOf', () => {
+  it('charges a short name to the search registries it may be tried on, not to Docker Hub', () => {
+    const images = [{ image: 'team/app:1' }, { image: 'quay.test/org/tool:2' }];
+    expect(registryHostsOf(images, ['reg.corp:5000', 'Mirror.Test'])).toEqual([
+      'reg.corp:5000',
+      'mirror.test',
+      'quay.test',
+    ]);
+    // Without search registries a short name is Docker Hub's, as with containerd.
+    expect(registryHostsOf(images)).toEqual(['docker.io', 'quay.test']);
+  });
+
+  it('names no host for a reference that does not parse', () => {
+    expect(registryHostsOf([{ image: 'UPPER/Case::bad' }], ['reg.corp'])).toEqual([]);
   });
 });

@@ -16,7 +16,7 @@ import {
   Keyring,
   classifyRegistryFailure,
   isAbort,
-  parseImageReference,
+  resolveShortName,
   type ImageInspector,
 } from '../registry/index.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
@@ -53,6 +53,8 @@ export interface PodReconcilerOptions {
   /** PodPlacementConfigs of a namespace (cached). */
   podPlacementConfigs: (namespace: string) => readonly PodPlacementConfig[];
   inspector: ImageInspector;
+  /** The cluster's search registries for short names, in order (none: Docker Hub's normalisation). */
+  searchRegistries?: () => readonly string[];
   pullSecrets: PullSecretResolver;
   events: EventRecorder;
   operatorNamespace: string;
@@ -104,12 +106,20 @@ export interface InspectionRecorder {
 
 export const DEFAULT_INSPECTION_DEADLINE_MS = 15_000;
 
-/** Registry hosts named by `images`, each once; references that do not parse name none (they fail permanently). */
-export function registryHostsOf(images: readonly { image: string }[]): string[] {
+/**
+ * Registry hosts `images` are looked up on, each once: for a short name, every search registry it may be tried on
+ * (`searchRegistries`, the cluster's containerRuntimeSearchRegistries), so a slow search registry holds back only its
+ * own slots. References that do not parse name none (they fail permanently).
+ */
+export function registryHostsOf(
+  images: readonly { image: string }[],
+  searchRegistries: readonly string[] = [],
+): string[] {
   const hosts = new Set<string>();
   for (const { image } of images) {
     try {
-      hosts.add(parseImageReference(image).registry.toLowerCase());
+      for (const candidate of resolveShortName(image, searchRegistries).candidates)
+        hosts.add(candidate.registry.toLowerCase());
     } catch {
       // An invalid reference is never sent anywhere.
     }
@@ -190,7 +200,11 @@ export class PodReconciler {
     );
     let release: (() => void) | undefined;
     if (needsRegistry) {
-      const slot = this.slots.tryAcquire(key, namespace, registryHostsOf(images));
+      const slot = this.slots.tryAcquire(
+        key,
+        namespace,
+        registryHostsOf(images, this.o.searchRegistries?.() ?? []),
+      );
       if ('saturated' in slot) {
         // Not this worker's job to wait for a busy tenant or registry: back to the queue until woken.
         this.o.logger.debug(
@@ -261,7 +275,6 @@ export class PodReconciler {
     }
     this.notBefore.delete(key);
     this.waitedMs.delete(key);
-    this.o.metrics?.podsGated.dec();
     this.o.logger.debug(
       { pod: key, outcome: plan.outcome, architectures: plan.architectures },
       'pod ungated',
@@ -337,9 +350,13 @@ export class PodReconciler {
   /** The failure recorded for one image: what happened, in words that name the cause, and its class. */
   private failureOf(image: string, err: unknown, deadlinePassed: boolean): ImageArchitectures {
     if (deadlinePassed && (isAbort(err) || !(err instanceof Error) || err.name === 'AbortError')) {
-      const host = registryHostsOf([{ image }])[0] ?? 'of the image';
+      const hosts = registryHostsOf([{ image }], this.o.searchRegistries?.() ?? []);
+      const host =
+        hosts.length === 0
+          ? 'registry of the image'
+          : `${hosts.length > 1 ? 'registries' : 'registry'} ${hosts.join(', ')}`;
       return {
-        error: `registry ${host} did not answer within ${formatSeconds(this.deadlineMs)} (image ${image})`,
+        error: `${host} did not answer within ${formatSeconds(this.deadlineMs)} (image ${image})`,
         failure: 'deadline',
       };
     }

@@ -115,6 +115,7 @@ export class RegistryPolicyWatch {
         tagMirrorRules: next.tagMirrors.length,
         insecureRegistries: next.insecureRegistries,
         blockedRegistries: next.blockedRegistries,
+        searchRegistries: next.searchRegistries ?? [],
       },
       'registry policy changed',
     );

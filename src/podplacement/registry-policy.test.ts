@@ -7,7 +7,13 @@ import {
   type Logger,
   type ResourceType,
 } from '../runtime/index.js';
-import { parseImageReference, pullSources, type RegistryPolicy } from '../registry/index.js';
+import {
+  formatReference,
+  parseImageReference,
+  pullSources,
+  resolveShortName,
+  type RegistryPolicy,
+} from '../registry/index.js';
 import {
   ImageConfigs,
   ImageContentSourcePolicies,
@@ -197,6 +203,30 @@ describe('RegistryPolicyWatch', () => {
     informer(ImageDigestMirrorSets).remove('m');
     expect(changes).toHaveLength(4);
     expect(hosts(`src.io/app@${DIGEST}`, watch.current())).toEqual(['src.io/app']);
+  });
+
+  it('follows containerRuntimeSearchRegistries: short names are looked for there, in order, from the change on', () => {
+    const { watch, changes, informer } = setup([ImageConfigs]);
+    const candidates = (image: string): string[] =>
+      resolveShortName(image, watch.current().searchRegistries ?? []).candidates.map(formatReference);
+    expect(candidates('team/app:1')).toEqual(['docker.io/team/app:1']);
+
+    informer(ImageConfigs).put(
+      imageConfig('cluster', { containerRuntimeSearchRegistries: ['reg.corp:5000', 'quay.io'] }),
+    );
+    expect(changes).toHaveLength(1);
+    expect(candidates('team/app:1')).toEqual(['reg.corp:5000/team/app:1', 'quay.io/team/app:1']);
+    // The order is the runtime's order: a reordering is a change (the cache must forget).
+    informer(ImageConfigs).put(
+      imageConfig('cluster', { containerRuntimeSearchRegistries: ['quay.io', 'reg.corp:5000'] }),
+    );
+    expect(changes).toHaveLength(2);
+    // Only the object named cluster counts.
+    informer(ImageConfigs).put(imageConfig('other', { containerRuntimeSearchRegistries: ['evil.io'] }));
+    expect(changes).toHaveLength(2);
+    informer(ImageConfigs).remove('cluster');
+    expect(changes).toHaveLength(3);
+    expect(candidates('team/app:1')).toEqual(['docker.io/team/app:1']);
   });
 
   it('treats a kind the cluster does not serve as empty', () => {

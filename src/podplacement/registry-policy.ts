@@ -1,7 +1,8 @@
 // The cluster's registry policy for image inspection, from the objects OpenShift uses for it: ImageDigestMirrorSet,
 // ImageTagMirrorSet (config.openshift.io/v1), the legacy ImageContentSourcePolicy (operator.openshift.io/v1alpha1)
-// and `images.config.openshift.io/cluster` (spec.registrySources). Pure: the caller lists the objects; kinds the
-// cluster does not serve are simply absent. allowedRegistries is reported, not enforced (RegistryPolicy cannot say it).
+// and `images.config.openshift.io/cluster` (spec.registrySources, whose containerRuntimeSearchRegistries say where
+// short names are looked for). Pure: the caller lists the objects; kinds the cluster does not serve are simply
+// absent. allowedRegistries is reported, not enforced (RegistryPolicy cannot say it).
 import type { KubeObject, ResourceType } from '../runtime/index.js';
 import {
   registryHostKey,
@@ -69,6 +70,8 @@ export interface ImageConfig extends KubeObject {
       insecureRegistries?: string[];
       blockedRegistries?: string[];
       allowedRegistries?: string[];
+      /** Where CRI-O looks for a short name, in order (the MCO writes them to the nodes' registries.conf.d). */
+      containerRuntimeSearchRegistries?: string[];
     };
     /** A ConfigMap in ADDITIONAL_TRUSTED_CA_NAMESPACE: key = registry host (`host..port`), value = PEM CA bundle. */
     additionalTrustedCA?: { name?: string };
@@ -105,6 +108,9 @@ export function clusterRegistryPolicy(
     imageContentSourcePolicies: byName(objects.imageContentSourcePolicies),
     insecureRegistries: [...new Set([...(sources?.insecureRegistries ?? []), ...extraInsecureRegistries])],
     blockedRegistries: sources?.blockedRegistries ?? [],
+    // They replace the nodes' list (the MCO's drop-in list replaces its base registries.conf's). Unset: Docker's
+    // normalisation, though that base file lists registry.access.redhat.com before docker.io.
+    searchRegistries: sources?.containerRuntimeSearchRegistries ?? [],
   });
 }
 

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { decideAdmission } from './admission.js';
+import type { LabelSelector } from './api/schema.js';
+import { clusterConfig, pod } from './builders.js';
 import { sameWebhooks } from './cluster-config-controller.js';
 import { MUTATING_WEBHOOK } from './constants.js';
+import { selectorOptsInOpenShiftNamespaces } from './pod-model.js';
 import {
   CLUSTER_CONFIG_DELETE_WEBHOOK_NAME,
   mutatingWebhookConfiguration,
@@ -72,7 +76,11 @@ describe('webhook configurations', () => {
       mutatingWebhookConfiguration(service, {}, selector, 'op').webhooks[0]?.['matchConditions'],
     ).toEqual(conditions);
     const vwc = validatingWebhookConfiguration(service, {}, { operatorNamespace: 'op' });
-    expect(vwc.webhooks.map((w) => w['matchConditions'])).toEqual([undefined, undefined, conditions]);
+    expect(vwc.webhooks.map((w) => w['matchConditions'])).toEqual([
+      undefined,
+      undefined,
+      systemNamespaceMatchConditions('op', true),
+    ]);
     // Embedded in CEL: anything but a namespace name is refused rather than quoted.
     expect(() => systemNamespaceMatchConditions('x" || true || "')).toThrow('not a valid namespace name');
   });
@@ -129,5 +137,73 @@ describe('webhook configurations', () => {
         mutatingWebhookConfiguration(service, { serviceCaInjection: true }, selector, 'op'),
       ),
     ).toBe(true);
+  });
+});
+
+describe('openshift-* namespaces', () => {
+  const conditionNames = (namespaceSelector: LabelSelector | undefined): string[] =>
+    (
+      mutatingWebhookConfiguration(service, {}, namespaceSelector, 'op').webhooks[0]?.['matchConditions'] as {
+        name: string;
+      }[]
+    ).map((c) => c.name);
+  const optIn: LabelSelector = { matchLabels: { 'example.com/multiarch-placement': 'enabled' } };
+
+  it.each<[string, LabelSelector | undefined, boolean]>([
+    ['no selector (all namespaces)', undefined, false],
+    ['an empty selector', {}, false],
+    ['the recommended exclude label', selector, false],
+    ['NotIn only', { matchExpressions: [{ key: 'team', operator: 'NotIn', values: ['x'] }] }, false],
+    ['a matchLabels entry', optIn, true],
+    ['an In expression', { matchExpressions: [{ key: 'team', operator: 'In', values: ['a'] }] }, true],
+    [
+      'Exists next to the exclude label',
+      { matchExpressions: [...selector.matchExpressions, { key: 'placement', operator: 'Exists' }] },
+      true,
+    ],
+    [
+      'namespaces named one by one',
+      {
+        matchExpressions: [
+          { key: 'kubernetes.io/metadata.name', operator: 'In', values: ['openshift-operators', 'apps'] },
+        ],
+      },
+      true,
+    ],
+  ])('%s: opted in = %s', (_what, namespaceSelector, optedIn) => {
+    expect(selectorOptsInOpenShiftNamespaces(namespaceSelector)).toBe(optedIn);
+    // The API server's filter follows: the openshift-* exclusion goes only with a selector that requires a label.
+    expect(conditionNames(namespaceSelector)).toEqual(
+      optedIn
+        ? ['exclude-kube-namespaces', 'exclude-operator-namespace']
+        : ['exclude-kube-namespaces', 'exclude-openshift-namespaces', 'exclude-operator-namespace'],
+    );
+  });
+
+  it('the webhook itself decides alike: openshift-* pods are gated only when opted in, kube-* never', () => {
+    const decide = (namespace: string, namespaceSelector: LabelSelector | undefined) =>
+      decideAdmission(pod('p', namespace).withImages('r/a:1').build(), {
+        namespace,
+        operatorNamespace: 'op',
+        clusterConfig: clusterConfig(namespaceSelector ? { namespaceSelector } : {}),
+        podPlacementConfigs: [],
+      });
+    expect(decide('openshift-operators', selector)).toMatchObject({
+      gate: false,
+      ignoreReason: 'openshift-namespace',
+    });
+    expect(decide('openshift-operators', optIn)).toMatchObject({ gate: true, ignoreReason: undefined });
+    expect(decide('kube-system', optIn)).toMatchObject({ gate: false, ignoreReason: 'kube-namespace' });
+    expect(decide('op', optIn)).toMatchObject({ gate: false, ignoreReason: 'operator-namespace' });
+    // A namespace that merely starts with "openshift" is a tenant's.
+    expect(decide('openshiftery', selector)).toMatchObject({ gate: true });
+  });
+
+  it('validates PodPlacementConfigs in openshift-* too (they take effect there once opted in), never in kube-*', () => {
+    const vwc = validatingWebhookConfiguration(service, {}, { operatorNamespace: 'op' });
+    expect(vwc.webhooks[2]?.['matchConditions']).toEqual([
+      { name: 'exclude-kube-namespaces', expression: '!request.namespace.startsWith("kube-")' },
+      { name: 'exclude-operator-namespace', expression: 'request.namespace != "op"' },
+    ]);
   });
 });

@@ -1,8 +1,10 @@
 // Builds the admission webhook configurations the operator owns. Pure. The mutating one (pod gating) exists only
 // while the operand can gate and ungate; the validating one (config rules) exists while the operator runs.
 // The webhook is reached either through a Service (in-cluster) or a URL (operator running outside the cluster).
-// Off switches never depend on the operator: the API server itself skips system namespaces (matchConditions), and
-// deleting the ClusterPodPlacementConfig is not blocked when the webhook cannot answer (DELETE fails open).
+// Off switches never depend on the operator: the API server itself skips system namespaces (matchConditions; the
+// platform's openshift-* ones unless the cluster config's namespaceSelector opts them in), and deleting the
+// ClusterPodPlacementConfig is not blocked when the webhook cannot answer (DELETE fails open).
+import { InvalidArgumentError } from '../runtime/light.js';
 import type { LabelSelector } from './api/schema.js';
 import {
   API_GROUP,
@@ -12,6 +14,7 @@ import {
   SERVICE_CA_INJECT_ANNOTATION,
   VALIDATING_WEBHOOK,
 } from './constants.js';
+import { OPENSHIFT_NAMESPACE_PREFIX, selectorOptsInOpenShiftNamespaces } from './pod-model.js';
 
 /** How the API server reaches the webhook server. */
 export type WebhookEndpoint =
@@ -64,24 +67,38 @@ export const CLUSTER_CONFIG_DELETE_WEBHOOK_NAME = 'delete-clusterpodplacementcon
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /**
- * matchConditions that keep the API server from calling the webhook for requests in `kube-*`, `openshift-*` and the
- * operator's own namespace. A namespaceSelector cannot match name prefixes; CEL can (GA since Kubernetes 1.30).
- * Cluster-scoped requests have an empty namespace and still match.
+ * matchConditions that keep the API server from calling the webhook for requests in `kube-*`, `openshift-*` (unless
+ * `openshiftNamespaces` is true) and the operator's own namespace. A namespaceSelector cannot match name prefixes;
+ * CEL can (GA since Kubernetes 1.30). Cluster-scoped requests have an empty namespace and still match.
  */
-export function systemNamespaceMatchConditions(operatorNamespace: string): Record<string, string>[] {
+export function systemNamespaceMatchConditions(
+  operatorNamespace: string,
+  openshiftNamespaces = false,
+): Record<string, string>[] {
   // The name is embedded in a CEL string literal: a DNS label has no quote or backslash to escape.
   if (!DNS_LABEL.test(operatorNamespace))
-    throw new Error(`operator namespace ${JSON.stringify(operatorNamespace)} is not a valid namespace name`);
+    throw new InvalidArgumentError(
+      'namespace',
+      `the operator namespace ${JSON.stringify(operatorNamespace)} is not a valid namespace name`,
+    );
   return [
     { name: 'exclude-kube-namespaces', expression: '!request.namespace.startsWith("kube-")' },
-    { name: 'exclude-openshift-namespaces', expression: '!request.namespace.startsWith("openshift-")' },
+    ...(openshiftNamespaces
+      ? []
+      : [
+          {
+            name: 'exclude-openshift-namespaces',
+            expression: `!request.namespace.startsWith("${OPENSHIFT_NAMESPACE_PREFIX}")`,
+          },
+        ]),
     { name: 'exclude-operator-namespace', expression: `request.namespace != "${operatorNamespace}"` },
   ];
 }
 
 /**
  * The pod gating webhook, scoped by the cluster config's namespaceSelector (empty = all namespaces); never called
- * for system namespaces or `operatorNamespace`.
+ * for `kube-*` or `operatorNamespace`, nor for `openshift-*` unless the selector opts them in
+ * (selectorOptsInOpenShiftNamespaces: it requires a label, which the namespace must then carry).
  */
 export function mutatingWebhookConfiguration(
   endpoint: WebhookEndpoint,
@@ -119,7 +136,10 @@ export function mutatingWebhookConfiguration(
         ],
         namespaceSelector: namespaceSelector ?? {},
         objectSelector: {},
-        matchConditions: systemNamespaceMatchConditions(operatorNamespace),
+        matchConditions: systemNamespaceMatchConditions(
+          operatorNamespace,
+          selectorOptsInOpenShiftNamespaces(namespaceSelector),
+        ),
       },
     ],
   };
@@ -130,7 +150,8 @@ export function mutatingWebhookConfiguration(
  * ClusterPodPlacementConfig fails open, so the off switch works while the operator is down: its rule ("not while
  * PodPlacementConfigs exist") is still upheld then by the `no-pod-placement-config` finalizer, which holds the
  * object until they are gone; the webhook only adds the early, explicit refusal. `podConfigNamespaceSelector`
- * limits the PodPlacementConfig hook to some namespaces (default: all); system namespaces are never sent to it.
+ * limits the PodPlacementConfig hook to some namespaces (default: all); `kube-*` and the operator's namespace are never
+ * sent to it.
  */
 export function validatingWebhookConfiguration(
   endpoint: WebhookEndpoint,
@@ -185,7 +206,9 @@ export function validatingWebhookConfiguration(
           ['CREATE', 'UPDATE'],
         ),
         namespaceSelector: options.podConfigNamespaceSelector ?? {},
-        matchConditions: systemNamespaceMatchConditions(options.operatorNamespace),
+        // openshift-* included: a PodPlacementConfig there takes effect once the cluster config opts its namespace
+        // in, so its rules must hold there too (these writes are rare and never the platform's own).
+        matchConditions: systemNamespaceMatchConditions(options.operatorNamespace, true),
       },
     ],
   };

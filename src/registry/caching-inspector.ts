@@ -51,6 +51,10 @@ export function estimateEntryBytes(key: string, entry: Entry): number {
   for (const a of v.architectures) bytes += 32 + a.length * 2;
   for (const p of v.platforms)
     bytes += 96 + (p.os.length + p.architecture.length + (p.variant?.length ?? 0) + p.digest.length) * 2;
+  if (v.shortName) {
+    bytes += 96 + v.shortName.name.length * 2;
+    for (const c of v.shortName.candidates) bytes += 64 + c.reference.length * 2;
+  }
   return bytes;
 }
 

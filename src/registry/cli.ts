@@ -1,6 +1,8 @@
 // `tessera image inspect`: which architectures an image runs on. Only commander is imported here; the
 // implementation (HTTP client, TLS) loads when the command runs, so `tessera` starts fast.
 import type { Command } from 'commander';
+import { parseChoice } from '../cli/flags.js';
+import { OUTPUT_FORMATS, type OutputFormat } from './render.js';
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -28,7 +30,13 @@ export function registerImageCommands(program: Command): void {
       collect,
       [],
     )
-    .option('-o, --output <format>', 'table, json or yaml', 'table')
+    .option(
+      '--search-registry <host>',
+      "registry (host or host:port) to look for a short name in, as the nodes' CRI-O does with OpenShift's containerRuntimeSearchRegistries; repeatable, tried in order (default: Docker Hub)",
+      collect,
+      [],
+    )
+    .option('-o, --output <format>', 'table, json or yaml', parseChoice(OUTPUT_FORMATS), 'table')
     .action(
       async (
         reference: string,
@@ -37,7 +45,8 @@ export function registerImageCommands(program: Command): void {
           insecure: boolean;
           caFile: string[];
           trustedRealmHost: string[];
-          output: string;
+          searchRegistry: string[];
+          output: OutputFormat;
         },
       ) => {
         const { inspectImageCommand } = await import('./inspect-command.js');

@@ -7,14 +7,14 @@ import {
   entriesOfPullSecret,
   type DockerConfigEntry,
 } from './docker-config.js';
-import { InvalidArgumentError, isRecord } from '../runtime/light.js';
+import { isRecord } from '../runtime/light.js';
 import { InvalidPullSecretError } from './errors.js';
 import { Keyring } from './keyring.js';
 import { emptyRegistryPolicy } from './mirrors.js';
-import { parseImageReference } from './reference.js';
 import { RegistryInspector } from './registry-inspector.js';
 import { registryText } from './registry-text.js';
 import { inspectionDocument, renderInspectionTable, type OutputFormat } from './render.js';
+import { resolveShortName } from './short-names.js';
 
 export interface InspectCommandOptions {
   readonly pullSecret: readonly string[];
@@ -22,7 +22,10 @@ export interface InspectCommandOptions {
   readonly caFile: readonly string[];
   /** Token realm hosts trusted with credentials besides the registry's own host and domain. Default: none. */
   readonly trustedRealmHost?: readonly string[];
-  readonly output: string;
+  /** -o, checked by its flag parser (src/registry/cli.ts). */
+  readonly output: OutputFormat;
+  /** Where a short name is looked for, in order, as the nodes' runtime does (short-names.ts). Default: Docker Hub. */
+  readonly searchRegistry?: readonly string[];
 }
 
 /** Reads one credentials file in any of the accepted shapes. */
@@ -62,18 +65,17 @@ export async function entriesOfFile(file: string): Promise<DockerConfigEntry[]> 
 }
 
 export async function inspectImageCommand(reference: string, options: InspectCommandOptions): Promise<void> {
-  const format = options.output as OutputFormat;
-  if (!['table', 'json', 'yaml'].includes(format))
-    throw new InvalidArgumentError(
-      '--output',
-      `expected table, json or yaml, not ${JSON.stringify(options.output)}`,
-    );
-  const ref = parseImageReference(reference);
+  const format = options.output;
+  const searchRegistries = options.searchRegistry ?? [];
+  // Validates the reference; --insecure applies to every registry the image may come from.
+  const { candidates } = resolveShortName(reference, searchRegistries);
   const entries = (await Promise.all(options.pullSecret.map(entriesOfFile))).flat();
   const caCertificates = await Promise.all(options.caFile.map((f) => readFile(f, 'utf8')));
-  const policy = options.insecure
-    ? { ...emptyRegistryPolicy, insecureRegistries: [ref.registry] }
-    : emptyRegistryPolicy;
+  const policy = {
+    ...emptyRegistryPolicy,
+    searchRegistries,
+    insecureRegistries: options.insecure ? [...new Set(candidates.map((c) => c.registry))] : [],
+  };
   // node:https instead of undici: a one-shot command should not pay ~100 ms to load an HTTP library.
   const inspector = new RegistryInspector({
     caCertificates,

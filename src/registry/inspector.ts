@@ -3,6 +3,7 @@
 // Implementations must not log or expose credentials, and must reject with RegistryError (stable `code`).
 import type { Keyring } from './keyring.js';
 import type { ImagePlatform, SkippedEntries } from './platforms.js';
+import type { ShortNameChoice } from './short-names.js';
 
 export interface InspectOptions {
   /** Credentials the kubelet would use for this pod. Default: anonymous. */
@@ -20,7 +21,10 @@ export interface InspectOptions {
 }
 
 export interface ImageInspection {
-  /** Normalised reference that was asked for (`docker.io/library/nginx:latest`). */
+  /**
+   * Normalised reference that was asked for (`docker.io/library/nginx:latest`); for a short name, the candidate
+   * chosen (see `shortName`).
+   */
   readonly reference: string;
   /** Digest of the top-level manifest (index or single manifest). */
   readonly digest: string;
@@ -37,6 +41,8 @@ export interface ImageInspection {
   readonly skippedEntries?: SkippedEntries;
   /** `registry/repository` that answered (a mirror's when one was used). */
   readonly source: string;
+  /** For a short name (no registry): how `reference` was chosen among the candidates (short-names.ts). */
+  readonly shortName?: ShortNameChoice;
 }
 
 export interface ImageInspector {

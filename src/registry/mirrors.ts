@@ -24,6 +24,11 @@ export interface RegistryPolicy {
   readonly insecureRegistries: readonly string[];
   /** Patterns nothing is pulled from. */
   readonly blockedRegistries: readonly string[];
+  /**
+   * Where the nodes' runtime looks for a short name (`nginx`), in order: `host[:port]` (registries.conf
+   * `unqualified-search-registries`). Absent or empty: Docker Hub, by Docker's normalisation (short-names.ts).
+   */
+  readonly searchRegistries?: readonly string[];
 }
 
 export const emptyRegistryPolicy: RegistryPolicy = {
@@ -152,7 +157,10 @@ function rulesOf(entries: readonly MirrorSpecEntry[] | undefined): MirrorRule[] 
     }));
 }
 
-/** Builds a policy from the cluster objects (config.openshift.io/v1 IDMS/ITMS, operator.openshift.io/v1alpha1 ICSP). */
+/**
+ * Builds a policy from the cluster objects (config.openshift.io/v1 IDMS/ITMS, operator.openshift.io/v1alpha1 ICSP)
+ * and registry lists.
+ */
 export function registryPolicyFrom(objects: {
   readonly imageDigestMirrorSets?: readonly {
     readonly spec?: { readonly imageDigestMirrors?: readonly MirrorSpecEntry[] };
@@ -165,7 +173,9 @@ export function registryPolicyFrom(objects: {
   }[];
   readonly insecureRegistries?: readonly string[];
   readonly blockedRegistries?: readonly string[];
+  readonly searchRegistries?: readonly string[];
 }): RegistryPolicy {
+  const searchRegistries = objects.searchRegistries ?? [];
   return {
     digestMirrors: [
       ...(objects.imageDigestMirrorSets ?? []).flatMap((o) => rulesOf(o.spec?.imageDigestMirrors)),
@@ -177,5 +187,6 @@ export function registryPolicyFrom(objects: {
     tagMirrors: (objects.imageTagMirrorSets ?? []).flatMap((o) => rulesOf(o.spec?.imageTagMirrors)),
     insecureRegistries: objects.insecureRegistries ?? [],
     blockedRegistries: objects.blockedRegistries ?? [],
+    ...(searchRegistries.length > 0 ? { searchRegistries } : {}),
   };
 }

@@ -1,4 +1,5 @@
-// The bottom inspection layer: asks the registry. For each pull source (mirrors first, per the registry
+// The bottom inspection layer: asks the registry. A short name (no registry) becomes the candidates the node's
+// runtime would pull (short-names.ts), tried in order. For each pull source (mirrors first, per the registry
 // policy) it tries each credential the keyring matches for that source, kubelet-style (no anonymous fallback
 // once credentials match), reads the manifest and, for a single manifest, its config blob. Not cached: wrap
 // it in CachingInspector. Owns its DistributionClient unless one is passed in; call close() when done.
@@ -31,8 +32,9 @@ import {
   type ImagePlatform,
   type SkippedEntries,
 } from './platforms.js';
-import { formatReference, manifestReference, parseImageReference, type ImageReference } from './reference.js';
+import { formatReference, manifestReference, type ImageReference } from './reference.js';
 import { parseRegistryJson, registryJsonBudgets, type RegistryJsonBudgets } from './registry-json.js';
+import { candidateAbsent, noCandidateError, resolveShortName, type CandidateAbsence } from './short-names.js';
 
 /** What an inspection keeps of a manifest it read: its identity and the fields the placement needs. */
 type ManifestSummary = { readonly mediaType: string; readonly digest: string } & (
@@ -144,9 +146,65 @@ export class RegistryInspector implements ImageInspector {
   }
 
   private async inspectNow(image: string, options: InspectOptions): Promise<ImageInspection> {
-    const ref = parseImageReference(image);
     const keyring = options.keyring ?? Keyring.empty;
     const policy = this.policy();
+    const { rule, candidates } = resolveShortName(image, policy.searchRegistries ?? []);
+    if (rule !== 'search-registries') {
+      const [ref] = candidates as [ImageReference];
+      const inspection = await this.inspectReference(ref, policy, keyring, options.signal);
+      if (rule === 'qualified') return inspection;
+      return {
+        ...inspection,
+        shortName: {
+          name: image,
+          rule,
+          candidates: [{ reference: inspection.reference, outcome: 'chosen' }],
+        },
+      };
+    }
+    // As CRI-O: the candidates in order, one inspection each, the first that has the image wins. The search goes
+    // on only past a candidate that lacks it for good; the list is the administrator's, so a pod cannot lengthen it.
+    // Each candidate gets the credentials its own registry matches (the kubelet matches the Docker-normalised name
+    // and CRI-O sends that match to every candidate; a credential is never sent to a registry it does not name).
+    const tried: { reference: string; outcome: CandidateAbsence }[] = [];
+    let lastError: unknown;
+    for (const [i, ref] of candidates.entries()) {
+      try {
+        const inspection = await this.inspectReference(ref, policy, keyring, options.signal);
+        const rest = candidates
+          .slice(i + 1)
+          .map((c) => ({ reference: formatReference(c), outcome: 'not-tried' as const }));
+        return {
+          ...inspection,
+          shortName: {
+            name: image,
+            rule,
+            candidates: [...tried, { reference: inspection.reference, outcome: 'chosen' }, ...rest],
+          },
+        };
+      } catch (err) {
+        if (!(err instanceof RegistryError) || err.code === 'TESSERA_REGISTRY_ABORTED') throw err;
+        const absent = candidateAbsent(err);
+        if (absent === undefined)
+          throw new RegistryError(
+            err.code,
+            `${err.message} (short name ${image}: search registry ${i + 1} of ${candidates.length}; the next ones are not tried while this one may still have it)`,
+            { cause: err, retryable: err.retryable },
+          );
+        tried.push({ reference: formatReference(ref), outcome: absent });
+        lastError = err;
+      }
+    }
+    throw noCandidateError(image, tried, lastError);
+  }
+
+  /** Inspects one fully qualified reference: its pull sources (mirrors first) in order. */
+  private async inspectReference(
+    ref: ImageReference,
+    policy: RegistryPolicy,
+    keyring: Keyring,
+    signal: AbortSignal | undefined,
+  ): Promise<ImageInspection> {
     // Redirect targets may use plain http or unverified TLS only when they are insecure registries themselves.
     const sources = pullSources(ref, policy).map((s) => ({
       ...s,
@@ -159,7 +217,7 @@ export class RegistryInspector implements ImageInspector {
           ref,
           source,
           keyring.lookup(`${source.registry}/${source.repository}`),
-          options.signal,
+          signal,
         );
       } catch (err) {
         if (!(err instanceof RegistryError) || err.code === 'TESSERA_REGISTRY_ABORTED') throw err;

@@ -47,6 +47,31 @@ describe('render', () => {
     expect(text).toContain('amd64, arm64, ppc64le, s390x (operator bundle');
   });
 
+  it('says which candidate a short name was found at, and why, in the table and the document', () => {
+    const short: ImageInspection = {
+      ...index,
+      reference: 'quay.io/app:v1',
+      source: 'quay.io/app',
+      shortName: {
+        name: 'app:v1',
+        rule: 'search-registries',
+        candidates: [
+          { reference: 'reg.corp/app:v1', outcome: 'not-found' },
+          { reference: 'quay.io/app:v1', outcome: 'chosen' },
+        ],
+      },
+    };
+    const lines = renderInspectionTable(short).split('\n');
+    expect(lines[0]).toBe('IMAGE          quay.io/app:v1');
+    expect(lines.slice(4, 7)).toEqual([
+      '',
+      'short name app:v1: the search registries are tried in order, as CRI-O does, and the first that has it is used: reg.corp/app:v1 not there, quay.io/app:v1 chosen',
+      '',
+    ]);
+    expect(inspectionDocument(short)['shortName']).toEqual(short.shortName);
+    expect(inspectionDocument(index)).not.toHaveProperty('shortName');
+  });
+
   it('gives programs stable fields with variant null when absent', () => {
     expect(inspectionDocument(index).platforms).toEqual([
       { os: 'linux', architecture: 'amd64', variant: null, digest: d('b') },

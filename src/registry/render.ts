@@ -1,8 +1,11 @@
 // Renders an inspection for people (a table) or programs (JSON; YAML is produced by the caller from the same
 // document). Pure: returns the text, never prints.
 import type { ImageInspection } from './inspector.js';
+import { describeShortNameChoice } from './short-names.js';
 
-export type OutputFormat = 'table' | 'json' | 'yaml';
+/** The formats of `tessera image inspect -o`. */
+export const OUTPUT_FORMATS = ['table', 'json', 'yaml'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** The machine-readable document printed by `-o json|yaml` (stable field names, variant as null when absent). */
 export function inspectionDocument(inspection: ImageInspection): Record<string, unknown> {
@@ -22,6 +25,16 @@ export function inspectionDocument(inspection: ImageInspection): Record<string, 
     })),
     // Index entries left out (attestations, unknown or invalid platforms), so a surprising result can be explained.
     ...(inspection.skippedEntries ? { skippedEntries: { ...inspection.skippedEntries } } : {}),
+    // For a short name: the candidates in order and what each gave, so the choice can be checked.
+    ...(inspection.shortName
+      ? {
+          shortName: {
+            name: inspection.shortName.name,
+            rule: inspection.shortName.rule,
+            candidates: inspection.shortName.candidates.map((c) => ({ ...c })),
+          },
+        }
+      : {}),
   };
 }
 
@@ -52,10 +65,13 @@ export function renderInspectionTable(inspection: ImageInspection): string {
         (inspection.operatorBundle ? ' (operator bundle: runs nowhere, fits every node)' : ''),
     ],
   ]);
-  if (inspection.platforms.length === 0) return `${header}\n`;
+  const head = inspection.shortName
+    ? `${header}\n\n${describeShortNameChoice(inspection.shortName)}`
+    : header;
+  if (inspection.platforms.length === 0) return `${head}\n`;
   const platforms = columns([
     ['OS', 'ARCH', 'VARIANT', 'DIGEST'],
     ...inspection.platforms.map((p) => [p.os || '-', p.architecture, p.variant ?? '-', p.digest]),
   ]);
-  return `${header}\n\n${platforms}\n`;
+  return `${head}\n\n${platforms}\n`;
 }

@@ -35,6 +35,8 @@ export interface ImageInspection {
   readonly inspector: ImageInspector;
   /** Forgets cached inspections (no-op for an inspector given in the options). */
   purge(): void;
+  /** The cluster's current search registries for short names (none for an inspector given in the options). */
+  searchRegistries(): readonly string[];
 }
 
 /**
@@ -46,7 +48,8 @@ export async function createImageInspection(
   options: Pick<PodPlacementOperatorOptions, 'inspector' | 'registry' | 'signal'>,
   inspectionDeadlineMs: number,
 ): Promise<ImageInspection> {
-  if (options.inspector) return { inspector: options.inspector, purge: () => undefined };
+  if (options.inspector)
+    return { inspector: options.inspector, purge: () => undefined, searchRegistries: () => [] };
   const { client, logger } = manager;
   // Discovery once: the policy kinds exist on OpenShift (or with the dev CRDs), not on plain Kubernetes.
   const policyKinds = await discoverPolicyKinds(client, logger, options.signal);
@@ -94,5 +97,9 @@ export async function createImageInspection(
         logger,
       }),
     );
-  return { inspector: caching, purge: () => caching.purge() };
+  return {
+    inspector: caching,
+    purge: () => caching.purge(),
+    searchRegistries: () => policyWatch.current().searchRegistries ?? [],
+  };
 }

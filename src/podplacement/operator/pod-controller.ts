@@ -61,6 +61,7 @@ export interface PodControllerOptions {
   configs: ConfigCaches;
   gatedPods: GatedPods;
   inspector: ImageInspector;
+  searchRegistries: () => readonly string[];
   pullSecrets: PullSecretResolver;
   metrics: PodPlacementMetrics;
   operatorNamespace: string;
@@ -84,6 +85,7 @@ export function addPodController(o: PodControllerOptions): Controller {
     clusterConfig: () => o.configs.clusterConfig(),
     podPlacementConfigs: (ns) => o.configs.podPlacementConfigsIn(ns),
     inspector: o.inspector,
+    searchRegistries: o.searchRegistries,
     pullSecrets: o.pullSecrets,
     events: manager.eventRecorder(EVENT_RECORDER_COMPONENT, { api: 'v1' }),
     operatorNamespace: o.operatorNamespace,

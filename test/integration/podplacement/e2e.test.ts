@@ -513,14 +513,17 @@ describe('image cache', () => {
 });
 
 describe('namespaces', () => {
-  it('leaves the operator namespace, kube-* and openshift-* namespaces alone: the API server never asks', async () => {
+  it('leaves the operator namespace and kube-* alone (the API server never asks), and gates an openshift-* namespace the selector opts in', async () => {
     const kube = uniqueName('kube-pp');
+    // This file's cluster config selects by a label it requires (matchLabels), so an openshift-* namespace that
+    // carries it is opted in. Under a selector that requires no label they are never asked about (off-switch.test.ts).
     const openshift = uniqueName('openshift-pp');
     await createNamespace(kube, { [TEST_LABEL]: SELECTED });
     await createNamespace(openshift, { [TEST_LABEL]: SELECTED });
     await createPod(opNs.name, 'own', [registries.images.M]);
     await createPod(kube, 'kube', [registries.images.M]);
-    await createPod(openshift, 'openshift', [registries.images.M]);
+    const openshiftPod = await createPod(openshift, 'openshift', [registries.images.M]);
+    expect(openshiftPod.spec.schedulingGates?.map((g) => g.name)).toEqual([SCHEDULING_GATE]);
     // A selected tenant namespace in the same moment: labelled by the webhook, so it is live.
     const tenant = await createPod(ns.name, 'tenant-next-to-system', [registries.images.M]);
     expect(tenant.metadata.labels?.[LABELS.schedulingGate]).toBe('gated');
@@ -528,7 +531,6 @@ describe('namespaces', () => {
     for (const [n, name] of [
       [opNs.name, 'own'],
       [kube, 'kube'],
-      [openshift, 'openshift'],
     ] as const) {
       const pod = await getPod(n, name);
       expect(pod.spec.schedulingGates ?? [], name).toEqual([]);
@@ -536,6 +538,9 @@ describe('namespaces', () => {
       expect(pod.metadata.labels?.[LABELS.schedulingGate], name).toBeUndefined();
       expect(pod.spec.affinity?.nodeAffinity, name).toBeUndefined();
     }
+    // The opted-in one is placed like a tenant's.
+    const placed = await scheduled(openshift, 'openshift');
+    expect(requiredArchValues(placed)).toEqual([[...IMAGE_ARCHS.M]]);
   });
 });
 
