@@ -2,7 +2,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-// Folder boundaries (enforced below for every non-test file under src/; tests and bench may import anything):
+// Folder boundaries (enforced below for every non-test file under src/; tests, bench and the tools in hack/, such
+// as the generators and the OLM bundle writer, may import anything, and src/ never imports them):
 //
 //   folder        may import
 //   runtime       nothing outside src/runtime
@@ -16,9 +17,14 @@ import tseslint from 'typescript-eslint';
 //
 // Outside src/runtime and src/cli, the runtime is imported only through src/runtime/index.ts, or
 // src/runtime/light.ts (its part that loads no third-party module, for code on a command's start-up path), and the
-// registry only through src/registry/index.ts. No product folder imports devcluster or demo.
+// registry only through src/registry/index.ts. No product folder imports devcluster or demo. What src/ compiles to
+// (dist/) imports only packages of `dependencies`, checked by test/unit/product-dependencies.test.ts.
 // An area's own `cli.ts` (its commands' registration) may also import src/cli/logging.ts, which every command uses
-// to build its logger. Static imports are checked by no-restricted-imports, `import()` by no-restricted-syntax.
+// to build its logger, and src/cli/flags.ts, the parsers of every command's flags. Static imports are checked by
+// no-restricted-imports, `import()` by no-restricted-syntax.
+//
+// Errors: every error thrown in src is a TesseraError (src/runtime/errors.ts) with a stable code, never a plain
+// `Error` (tests may throw anything).
 
 const AREAS = [
   'runtime',
@@ -75,14 +81,25 @@ function forbiddenImports(area, options = {}) {
       });
   if (options.cliLogging)
     patterns.push({
-      regex: `${up}cli/(?!logging\\.js$)`,
-      message: `An area's cli.ts may import only src/cli/logging.ts from src/cli.`,
+      regex: `${up}cli/(?!(logging|flags)\\.js$)`,
+      message: `An area's cli.ts may import only src/cli/logging.ts and src/cli/flags.ts from src/cli.`,
     });
   return patterns;
 }
 
+/** no-restricted-syntax entries that refuse a plain `Error` (`new Error(...)`, `throw Error(...)`). */
+const NO_PLAIN_ERROR = [
+  'NewExpression[callee.name="Error"]',
+  'ThrowStatement > CallExpression[callee.name="Error"]',
+].map((selector) => ({
+  selector,
+  message:
+    "Throw a TesseraError with a stable code (src/runtime/errors.ts, or the area's errors.ts), not a plain Error.",
+}));
+
 /**
- * The boundary rules for the files of `area`, for static imports and `import()`.
+ * The boundary rules for the files of `area`, for static imports and `import()`, with the rule against plain
+ * errors (one no-restricted-syntax setting per file: a later one would replace, not extend, an earlier one).
  * @param {string} area
  * @param {string[]} files
  * @param {{ cliLogging?: boolean }} [options]
@@ -97,6 +114,7 @@ function boundaryConfig(area, files, options) {
       // esquery regexes cannot hold a '/', so it is written \x2F.
       'no-restricted-syntax': [
         'error',
+        ...NO_PLAIN_ERROR,
         ...patterns.map((p) => ({
           selector: `ImportExpression[source.value=/${p.regex.replaceAll('/', '\\x2F')}/]`,
           message: p.message,
@@ -130,6 +148,12 @@ export default tseslint.config(
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
     },
+  },
+  // src/cli may import anything: only the rule against plain errors.
+  {
+    files: ['src/cli/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...NO_PLAIN_ERROR] },
   },
   ...Object.keys(MAY_IMPORT).map((area) => boundaryConfig(area, [`src/${area}/**/*.ts`])),
   ...Object.keys(MAY_IMPORT)

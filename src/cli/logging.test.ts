@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveLogSettings } from './logging.js';
+import { InvalidArgumentError } from '../runtime/errors.js';
 
 const base = { isTTY: false, defaultLevel: 'info' as const };
 
@@ -26,8 +27,15 @@ describe('resolveLogSettings', () => {
   });
 
   it('names the bad value of a flag or the environment', () => {
-    expect(() => resolveLogSettings({ ...base, format: 'yaml' })).toThrow(/--log-format .*"yaml"/);
-    expect(() => resolveLogSettings({ ...base, level: 'loud' })).toThrow(/--log-level .*"loud"/);
-    expect(() => resolveLogSettings({ ...base, envLevel: 'loud' })).toThrow(/TESSERA_LOG_LEVEL/);
+    expect(() => resolveLogSettings({ ...base, format: 'yaml' })).toThrow(
+      /^invalid value for --log-format: .*"yaml"$/,
+    );
+    expect(() => resolveLogSettings({ ...base, level: 'loud' })).toThrow(
+      /^invalid value for --log-level: .*"loud"$/,
+    );
+    expect(() => resolveLogSettings({ ...base, envLevel: 'loud' })).toThrow(
+      /^invalid value for TESSERA_LOG_LEVEL: .*"loud"$/,
+    );
+    expect(() => resolveLogSettings({ ...base, envLevel: 'loud' })).toThrow(InvalidArgumentError);
   });
 });

@@ -3,6 +3,7 @@
 // command (before or after the sub-command). auto: text when the log stream is a terminal, else JSON.
 // Loaded by actions only (it pulls in pino), never by main.ts.
 import type { Command } from 'commander';
+import { InvalidArgumentError } from '../runtime/errors.js';
 import {
   createLogger,
   isLogFormat,
@@ -32,19 +33,25 @@ export function resolveLogSettings(input: {
 }): LogSettings {
   const rawFormat = input.format ?? 'auto';
   if (rawFormat !== 'auto' && !isLogFormat(rawFormat))
-    throw new Error(`--log-format must be text, json or auto, got ${JSON.stringify(rawFormat)}`);
+    throw new InvalidArgumentError(
+      '--log-format',
+      `must be text, json or auto, got ${JSON.stringify(rawFormat)}`,
+    );
   const format: LogFormat = rawFormat === 'auto' ? (input.isTTY ? 'text' : 'json') : rawFormat;
   let level = input.defaultLevel;
   if (input.level !== undefined) {
     if (!isLogLevel(input.level))
-      throw new Error(
-        `--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(input.level)}`,
+      throw new InvalidArgumentError(
+        '--log-level',
+        `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(input.level)}`,
       );
     level = input.level;
   } else if (input.envLevel) {
     if (!isLogLevel(input.envLevel))
-      throw new Error(
-        `TESSERA_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(input.envLevel)}`,
+      throw new InvalidArgumentError(
+        'TESSERA_LOG_LEVEL',
+        `must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(input.envLevel)}`,
+        'argument',
       );
     level = input.envLevel;
   }

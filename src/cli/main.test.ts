@@ -111,6 +111,17 @@ describe('tessera', () => {
     expect(run.loaded.filter((u) => u.includes('/src/updatestatus/api/'))).toEqual([]);
   }, 60_000);
 
+  it('refuses a bad flag value before the command runs, naming flag, value and reason (exit 1)', async () => {
+    const run = await tessera('podplacement', 'operator', '--webhook-port', '70000');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      "error: option '--webhook-port <port>' argument '70000' is invalid. Expected a port number from 1 to 65535, or 0 for any free port.\n",
+    );
+    // Refused by the flag's parser, before the operator (and the Kubernetes client) loads.
+    expect(run.loaded.some((u) => u.endsWith('/src/podplacement/operator-command.ts'))).toBe(false);
+    expect(loadedPackage(run, '@kubernetes/client-node')).toBe(false);
+  }, 60_000);
+
   it('takes --log-format in every command and names a bad value', async () => {
     const run = await tessera('podplacement', 'explain', 'a/b', '--log-format', 'yaml');
     expect(run.code).not.toBe(0);

@@ -122,7 +122,7 @@ async function runPodPlacement(target: Target, signal: AbortSignal, logger: Logg
 }
 
 async function runUpdateStatus(target: Target, signal: AbortSignal, logger: Logger): Promise<void> {
-  const { updateStatusRunnable } = await import('../updatestatus/runnable.js');
+  const { addUpdateStatusController } = await import('../updatestatus/runnable.js');
   const manager = new Manager({
     kubeConfig: target.kubeConfig,
     name: 'tessera-updatestatus',
@@ -131,15 +131,11 @@ async function runUpdateStatus(target: Target, signal: AbortSignal, logger: Logg
     handleSignals: false,
     logger,
   });
-  manager.add(
-    updateStatusRunnable({
-      client: manager.client,
-      informers: manager.informers,
-      installDevCrds: !!target.local,
-      // Alerts for Health insights, read with the controller's own credentials (thanos-querier Route).
-      kubeConfig: target.kubeConfig,
-    }),
-  );
+  addUpdateStatusController(manager, {
+    installDevCrds: !!target.local,
+    // Alerts for Health insights, read with the controller's own credentials (thanos-querier Route).
+    kubeConfig: target.kubeConfig,
+  });
   const running = manager.start(signal);
   say('[updatestatus] controller running; see it with: npx tessera upgrade status --details=all');
   if (target.local) {

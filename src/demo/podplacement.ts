@@ -10,7 +10,9 @@ import {
   ApiStatusError,
   KubeClient,
   ResourceClient,
+  TesseraError,
   isAlreadyExists,
+  isNotFound,
   type KubeObject,
   type Logger,
 } from '../runtime/index.js';
@@ -200,20 +202,25 @@ async function waitForGatingWebhook(
   deadline: number,
 ): Promise<void> {
   const ourUrl = `https://127.0.0.1:${webhookPort}/`;
+  // Absent, unreadable, or still naming an earlier run: look again until the deadline.
+  let last = 'it was not there';
   for (;;) {
     try {
       const mwc = await client.request<{ webhooks?: { clientConfig?: { url?: string } }[] }>({
         method: 'GET',
         path: `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${MUTATING_WEBHOOK.configurationName}`,
       });
-      if (!(mwc.webhooks ?? []).every((w) => w.clientConfig?.url?.startsWith(ourUrl)))
-        throw new Error('the webhook configuration still names an earlier run');
-      return;
-    } catch {
-      if (Date.now() > deadline)
-        throw new Error('the pod placement webhook configuration did not appear; see the operator log');
-      await new Promise((r) => setTimeout(r, 250));
+      if ((mwc.webhooks ?? []).every((w) => w.clientConfig?.url?.startsWith(ourUrl))) return;
+      last = 'it still named an earlier run';
+    } catch (err) {
+      last = isNotFound(err) ? 'it was not there' : `reading it failed: ${String(err)}`;
     }
+    if (Date.now() > deadline)
+      throw new TesseraError(
+        'TESSERA_DEMO_WEBHOOK_NOT_CONFIGURED',
+        `the pod placement webhook configuration was not written for this run (${last}); see the operator log`,
+      );
+    await new Promise((r) => setTimeout(r, 250));
   }
 }
 

@@ -1,6 +1,7 @@
 // `tessera dev up|down|status|env`: the local control plane (`dev simulate-update` is the demo's, src/demo/cli.ts). Only commander is imported here; the
 // implementation loads when a command runs.
 import type { Command } from 'commander';
+import { parseCount } from '../cli/flags.js';
 
 const DEFAULT_NAME = 'tessera';
 
@@ -16,12 +17,12 @@ export function registerDevCommands(program: Command): Command {
     .option('--name <name>', 'cluster name; several can run at once', DEFAULT_NAME)
     .option(
       '--workers-per-arch <n>',
-      'fake worker nodes per architecture (amd64, arm64, ppc64le, s390x)',
-      '2',
+      'fake worker nodes per architecture (amd64, arm64, ppc64le, s390x) (default: 2)',
+      parseCount,
     )
-    .action(async (opts: { name: string; workersPerArch: string }) => {
+    .action(async (opts: { name: string; workersPerArch?: number }) => {
       const { devUp } = await import('./commands.js');
-      await devUp({ name: opts.name, workersPerArch: Number(opts.workersPerArch) });
+      await devUp(opts);
     });
 
   dev

@@ -259,7 +259,11 @@ function httpGet(
     const req = tls
       ? https.get(url, { ca: tls.ca, cert: tls.cert, key: tls.key, timeout: 2_000 }, onResponse)
       : http.get(url, { timeout: 2_000 }, onResponse);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('timeout', () =>
+      req.destroy(
+        new DevClusterError('TESSERA_DEVCLUSTER_PROBE_TIMEOUT', `GET ${url}: no answer within 2 s`),
+      ),
+    );
     req.on('error', reject);
   });
 }

@@ -16,13 +16,8 @@ import { isRunning } from './processes.js';
 const out = (line: string): void => void process.stdout.write(line + '\n');
 const progress = (line: string): void => void process.stderr.write(`[dev] ${line}\n`);
 
-export async function devUp(opts: { name: string; workersPerArch: number }): Promise<void> {
-  if (!Number.isInteger(opts.workersPerArch) || opts.workersPerArch < 0) {
-    throw new DevClusterError(
-      'TESSERA_DEVCLUSTER_CONFIG',
-      `--workers-per-arch must be a non-negative integer, got ${opts.workersPerArch}`,
-    );
-  }
+/** `workersPerArch` is --workers-per-arch, checked by its parser; undefined: defaultNodeSpecs' default. */
+export async function devUp(opts: { name: string; workersPerArch?: number }): Promise<void> {
   const existing = readClusterState(opts.name);
   if (existing && isClusterRunning(existing)) {
     out(`cluster "${opts.name}" is already running at ${existing.server}`);

@@ -1,6 +1,7 @@
 // `tessera nodepool ...`: NodePool performance-profile status. Only commander is imported here; the
 // implementation loads when a command runs.
 import type { Command } from 'commander';
+import { parseDuration, parseListenPort } from '../cli/flags.js';
 
 export function registerNodePoolCommands(program: Command): void {
   const nodepool = program.command('nodepool').description('HyperShift NodePools: PerformanceProfile status');
@@ -36,9 +37,21 @@ export function registerNodePoolCommands(program: Command): void {
     )
     .option('--hosted-kubeconfig <path>', 'kubeconfig of a hosted cluster: also write its status ConfigMaps')
     .option('--hcp-namespace <namespace>', 'the hosted control plane namespace of that hosted cluster')
-    .option('--stale-after <seconds>', 'report a status stale when its heartbeat is older (0: never)', '0')
-    .option('--heartbeat <seconds>', 'status writer heartbeat interval (0: write on change only)', '300')
-    .option('--probe-port <port>', 'serve /healthz, /readyz and /metrics on this port (default: none)')
+    .option(
+      '--stale-after <seconds>',
+      'report a status stale when its heartbeat is older; 0: never (default: 0)',
+      parseDuration('s', { allowZero: true }),
+    )
+    .option(
+      '--heartbeat <seconds>',
+      'status writer heartbeat interval; 0: write on change only (default: 300)',
+      parseDuration('s', { allowZero: true }),
+    )
+    .option(
+      '--probe-port <port>',
+      'serve /healthz, /readyz and /metrics on this port, 0 = any free port (default: none)',
+      parseListenPort,
+    )
     .option(
       '--leader-elect',
       'run the controllers only while holding the tessera-nodepool Lease in --namespace (for more than one replica)',
@@ -51,9 +64,11 @@ export function registerNodePoolCommands(program: Command): void {
           kubeconfig?: string;
           hostedKubeconfig?: string;
           hcpNamespace?: string;
-          staleAfter: string;
-          heartbeat: string;
-          probePort?: string;
+          /** ms */
+          staleAfter?: number;
+          /** ms */
+          heartbeat?: number;
+          probePort?: number;
           leaderElect: boolean;
           namespace?: string;
         },
@@ -64,8 +79,11 @@ export function registerNodePoolCommands(program: Command): void {
           import('../cli/logging.js'),
         ]);
         const { logger } = commandLogger(command, { name: 'tessera-nodepool' });
+        const { staleAfter, heartbeat, ...rest } = opts;
         await runNodePoolControllers({
-          ...opts,
+          ...rest,
+          staleAfterMs: staleAfter,
+          heartbeatIntervalMs: heartbeat,
           namespace: opts.namespace ?? process.env.POD_NAMESPACE,
           logger,
         });

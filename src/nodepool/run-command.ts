@@ -1,11 +1,12 @@
 // `tessera nodepool run`: runs the NodePool side against a management cluster and, given a hosted cluster and its
 // HCP namespace, the Node Tuning side's status writer too, until SIGINT/SIGTERM. On a Manager: with --probe-port it
-// serves /healthz, /readyz and /metrics; with --leader-elect only the holder of the `tessera-nodepool` Lease runs
-// the controllers (deploy/nodepool/management runs it so).
-import { KubeConfig } from '@kubernetes/client-node';
+// serves /healthz, /readyz (ready once the management cluster's caches synced) and /metrics (with the controllers'
+// reconcile and work-queue metrics); with --leader-elect only the holder of the `tessera-nodepool` Lease runs the
+// controllers (deploy/nodepool/management runs it so).
 import {
   InvalidArgumentError,
   KubeClient,
+  loadKubeConfig,
   Manager,
   type Logger,
   type Runnable,
@@ -20,12 +21,12 @@ export interface NodePoolRunOptions {
   /** Hosted cluster kubeconfig: also run the status writer for `hcpNamespace`. */
   hostedKubeconfig?: string;
   hcpNamespace?: string;
-  /** Seconds; 0 disables staleness. */
-  staleAfter: string;
-  /** Seconds; 0 disables heartbeats. */
-  heartbeat: string;
+  /** Milliseconds; 0 disables staleness. Default: the NodePool controller's (0). */
+  staleAfterMs?: number;
+  /** Milliseconds; 0 disables heartbeats. Default: the status writer's (5 minutes). */
+  heartbeatIntervalMs?: number;
   /** Port of /healthz, /readyz and /metrics; undefined: none. */
-  probePort?: string;
+  probePort?: number;
   /** Run the controllers only while holding the Lease in `namespace`; otherwise one process only. */
   leaderElect?: boolean;
   namespace?: string;
@@ -35,20 +36,6 @@ export interface NodePoolRunOptions {
   logger: Logger;
 }
 
-function seconds(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0)
-    throw new InvalidArgumentError(flag, `must be a number of seconds >= 0, got "${value}"`);
-  return n * 1000;
-}
-
-function load(path: string | undefined): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  return kc;
-}
-
 export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<void> {
   if (Boolean(opts.hostedKubeconfig) !== Boolean(opts.hcpNamespace)) {
     throw new InvalidArgumentError(
@@ -56,30 +43,12 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
       'give it together with --hcp-namespace (the status writer needs both)',
     );
   }
-  const staleAfterMs = seconds(opts.staleAfter, '--stale-after');
-  const probePort = opts.probePort === undefined ? undefined : Number(opts.probePort);
-  if (probePort !== undefined && (!Number.isInteger(probePort) || probePort < 0 || probePort > 65535))
-    throw new InvalidArgumentError('--probe-port', `must be a port number, got "${opts.probePort ?? ''}"`);
+  const { staleAfterMs, heartbeatIntervalMs, probePort } = opts;
   const leaseNamespace = opts.leaderElect ? opts.namespace : undefined;
   if (opts.leaderElect && !leaseNamespace)
     throw new InvalidArgumentError('--leader-elect', 'needs --namespace (or $POD_NAMESPACE) for its Lease');
-  const heartbeatIntervalMs = seconds(opts.heartbeat, '--heartbeat');
   const logger = opts.logger;
-  const managementConfig = load(opts.kubeconfig);
-  const management = new KubeClient(managementConfig);
-  const hosted = opts.hostedKubeconfig ? new KubeClient(load(opts.hostedKubeconfig)) : undefined;
-  const parts: Runnable[] = [createNodePoolController({ management, staleAfterMs, logger })];
-  if (hosted && opts.hcpNamespace) {
-    parts.push(
-      createStatusWriter({
-        management,
-        hosted,
-        hcpNamespace: opts.hcpNamespace,
-        heartbeatIntervalMs,
-        logger,
-      }),
-    );
-  }
+  const managementConfig = await loadKubeConfig(opts.kubeconfig);
   const manager = new Manager({
     kubeConfig: managementConfig,
     // Also the Lease's name (deploy/nodepool/management/rbac.yaml grants that one Lease).
@@ -89,6 +58,27 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
     logger,
     handleSignals: opts.signal === undefined,
   });
+  // The management side runs on the Manager's client, informers and metrics: its caches start on every replica and
+  // /readyz waits for them, and the controllers' reconcile and queue metrics are the ones /metrics serves.
+  const shared = {
+    management: manager.client,
+    informers: manager.informers,
+    registry: manager.registry,
+    queueMetrics: manager.queueMetrics,
+    clock: manager.clock,
+    logger,
+  };
+  const parts: Runnable[] = [
+    createNodePoolController({ ...shared, staleAfterMs, events: manager.eventRecorder('tessera-nodepool') }),
+  ];
+  const hosted = opts.hostedKubeconfig
+    ? new KubeClient(await loadKubeConfig(opts.hostedKubeconfig, '--hosted-kubeconfig'))
+    : undefined;
+  if (hosted && opts.hcpNamespace) {
+    parts.push(
+      createStatusWriter({ ...shared, hosted, hcpNamespace: opts.hcpNamespace, heartbeatIntervalMs }),
+    );
+  }
   manager.add(runTogether('nodepool', parts, true));
   logger.info(
     {
@@ -102,7 +92,6 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
   try {
     await manager.start(opts.signal);
   } finally {
-    await management.close();
     await hosted?.close();
   }
 }

@@ -1,5 +1,13 @@
-// `tessera podplacement ...` commands. Imports only commander; implementations load on demand.
+// `tessera podplacement ...` commands. Imports only commander's types, the flag parsers and light constants;
+// implementations load on demand. Flags without a default leave the operator's own default in force (the help
+// names it).
 import type { Command } from 'commander';
+import { parseChoice, parseDuration, parseListenPort, parsePositiveCount } from '../cli/flags.js';
+import { DEFAULT_OPERATOR_NAMESPACE, GLOBAL_PULL_SECRET } from './constants.js';
+import type { ExplainFlags } from './explain-command.js';
+import type { OperatorFlags } from './operator-command.js';
+import type { ReleaseFlags } from './release-command.js';
+import { DEFAULT_WORKERS } from './operator/options.js';
 
 export function registerPodPlacementCommands(program: Command): void {
   const pp = program
@@ -12,25 +20,24 @@ export function registerPodPlacementCommands(program: Command): void {
     .option(
       '--namespace <ns>',
       'operator namespace (its pods are never gated)',
-      process.env.POD_NAMESPACE ?? 'openshift-multiarch-tuning-operator',
+      process.env.POD_NAMESPACE ?? DEFAULT_OPERATOR_NAMESPACE,
     )
     .addOption(
       pp
-        .createOption('--components <which>', 'run the webhook, the controller, or both')
-        .choices(['all', 'controller', 'webhook'])
-        .default('all'),
+        .createOption('--components <which>', 'run the webhook, the controller, or both (default: all)')
+        .choices(['all', 'controller', 'webhook']),
     )
-    .option('--webhook-port <port>', 'webhook HTTPS port (0 = any free port)', '9443')
-    .option('--webhook-host <host>', 'webhook listen address', '0.0.0.0')
+    .option('--webhook-port <port>', 'webhook HTTPS port, 0 = any free port (default: 9443)', parseListenPort)
+    .option('--webhook-host <host>', 'webhook listen address (default: 0.0.0.0)')
     .option(
       '--webhook-max-request-bytes <bytes>',
-      'largest AdmissionReview body accepted (counted as it arrives; larger ones get 413)',
-      String(7 * 1024 * 1024),
+      'largest AdmissionReview body accepted (counted as it arrives; larger ones get 413) (default: 7 MiB)',
+      parsePositiveCount,
     )
     .option(
       '--webhook-max-connections <n>',
-      'open webhook connections at most (at the cap the longest idle or stuck one is closed for a new one)',
-      '256',
+      'open webhook connections at most (at the cap the longest idle or stuck one is closed for a new one) (default: 256)',
+      parsePositiveCount,
     )
     .option(
       '--webhook-client-ca <file>',
@@ -40,12 +47,11 @@ export function registerPodPlacementCommands(program: Command): void {
       '--webhook-url <url>',
       'reach the webhook at this URL instead of the Service (operator outside the cluster; port 0 = the bound port)',
     )
-    .option('--probe-port <port>', 'health/metrics port (0 = any free port)', '8081')
+    .option('--probe-port <port>', 'health/metrics port, 0 = any free port (default: 8081)', parseListenPort)
     .addOption(
       pp
-        .createOption('--tls <mode>', 'webhook certificate source')
-        .choices(['self-managed', 'service-ca', 'olm'])
-        .default('self-managed'),
+        .createOption('--tls <mode>', 'webhook certificate source (default: self-managed)')
+        .choices(['self-managed', 'service-ca', 'olm']),
     )
     .option(
       '--cert-dir <dir>',
@@ -74,33 +80,39 @@ export function registerPodPlacementCommands(program: Command): void {
       '--trusted-realm-host <host...>',
       "token service hosts (host or host:port) that may receive pull-secret credentials besides the registry's own origin and registrable domain",
     )
-    .option('--global-pull-secret-namespace <ns>', 'namespace of the global pull secret', 'openshift-config')
-    .option('--global-pull-secret-name <name>', 'name of the global pull secret', 'pull-secret')
-    .option('--workers <n>', 'concurrent pod reconciles', '8')
+    .option(
+      '--global-pull-secret-namespace <ns>',
+      'namespace of the global pull secret',
+      GLOBAL_PULL_SECRET.namespace,
+    )
+    .option('--global-pull-secret-name <name>', 'name of the global pull secret', GLOBAL_PULL_SECRET.name)
+    .option('--workers <n>', 'concurrent pod reconciles', parsePositiveCount, DEFAULT_WORKERS)
     .option(
       '--retry-base-delay-ms <ms>',
-      'wait before the 2nd inspection attempt (doubles each time)',
-      '2000',
+      'wait before the 2nd inspection attempt, doubling each time (default: 2000)',
+      parseDuration('ms'),
     )
     .option(
       '--inspection-deadline-ms <ms>',
-      'longest wait of a pod for its registries, over all its attempts; then it is ungated (fallback architecture if set)',
-      '15000',
+      'longest wait of a pod for its registries, over all its attempts; then it is ungated (fallback architecture if set) (default: 15000)',
+      parseDuration('ms'),
     )
     .option(
       '--max-inspections-per-namespace <n>',
       'pods of one namespace inspected at once (default: a quarter of --workers)',
+      parsePositiveCount,
     )
     .option(
       '--max-inspections-per-registry <n>',
       'pods inspected at once per registry host (default: half of --workers)',
+      parsePositiveCount,
     )
     .option(
       '--controller-lease-stale-after-ms <ms>',
-      "webhook: when the controller's leader Lease has not been renewed for this long, admit new pods ungated until it is (0: always gate)",
-      '300000',
+      "webhook: when the controller's leader Lease has not been renewed for this long, admit new pods ungated until it is; 0: always gate (default: 300000, 5 minutes)",
+      parseDuration('ms', { allowZero: true }),
     )
-    .action(async (opts: Record<string, unknown>, command: Command) => {
+    .action(async (opts: OperatorFlags, command: Command) => {
       const [{ runOperatorCommand }, { commandLogger }] = await Promise.all([
         import('./operator-command.js'),
         import('../cli/logging.js'),
@@ -123,7 +135,7 @@ export function registerPodPlacementCommands(program: Command): void {
       '--operator-namespace <ns>',
       "the controller's namespace, where its leader Lease is (default: openshift-multiarch-tuning-operator)",
     )
-    .action(async (opts: Record<string, unknown>) => {
+    .action(async (opts: ReleaseFlags) => {
       const { runReleaseCommand } = await import('./release-command.js');
       process.exitCode = await runReleaseCommand(opts);
     });
@@ -143,11 +155,11 @@ export function registerPodPlacementCommands(program: Command): void {
     .option(
       '--operator-namespace <ns>',
       "the operator's namespace (its pods are never gated)",
-      process.env.POD_NAMESPACE ?? 'openshift-multiarch-tuning-operator',
+      process.env.POD_NAMESPACE ?? DEFAULT_OPERATOR_NAMESPACE,
     )
     .option('--offline', 'do not contact the cluster (configs, pull secrets and registry trust are not read)')
-    .option('-o, --output <format>', 'text or json', 'text')
-    .action(async (pod: string | undefined, opts: Record<string, unknown>, command: Command) => {
+    .option('-o, --output <format>', 'text or json', parseChoice(['text', 'json']), 'text')
+    .action(async (pod: string | undefined, opts: ExplainFlags, command: Command) => {
       const [{ runExplainCommand }, { commandLogger }] = await Promise.all([
         import('./explain-command.js'),
         import('../cli/logging.js'),

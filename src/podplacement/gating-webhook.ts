@@ -76,7 +76,6 @@ export class GatingWebhook implements AdmissionHandler {
     });
     if (decision.gate) {
       this.o.metrics?.webhookPodsGated.inc();
-      this.o.metrics?.podsGated.inc();
     } else if (decision.suspended) {
       this.o.metrics?.webhookPodsNotGatedControllerStale.inc();
       this.o.logger.debug({ namespace }, "pod not gated: the controller's Lease is not renewed");

@@ -17,8 +17,13 @@ export class PodPlacementMetrics {
   readonly webhookPodsProcessed: Counter;
   readonly webhookPodsGated: Counter;
   readonly webhookResponseTime: Histogram;
-  /** Pods currently carrying the gate, as seen by this process. */
+  /**
+   * Pods carrying the scheduling gate, counted from the controller's gated-pod cache when scraped (the webhook and
+   * the controller may be separate processes, so neither can count it by increments). Registered only by a process
+   * that has that cache: see countGatedPodsFrom.
+   */
   readonly podsGated: Gauge;
+  private gatedPodCount: (() => number | undefined) | undefined;
   /** Tessera extra (not in the reference): pod writes (PATCH) by the reconciler, to check "one write per pod". */
   readonly podWrites: Counter;
   /** Tessera extra: gating webhook failures, each answered by admitting the pod unchanged (it never denies). */
@@ -31,6 +36,17 @@ export class PodPlacementMetrics {
   readonly podsReleasedUninspected: Counter;
   /** Tessera extra: failed writes of the in-flight inspection record (inspections went on unrecorded). */
   readonly inFlightRecordWriteFailures: Counter;
+
+  private readonly registry: Registry;
+
+  /**
+   * Reports mto_ppo_pods_gated from `count` (the size of the gated-pod cache) at every scrape; while `count` gives
+   * undefined (not the leader, cache not synced) the gauge reads 0.
+   */
+  countGatedPodsFrom(count: () => number | undefined): void {
+    if (this.gatedPodCount === undefined) this.registry.registerMetric(this.podsGated);
+    this.gatedPodCount = count;
+  }
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -76,7 +92,16 @@ export class PodPlacementMetrics {
       'mto_ppo_wh_response_time_seconds',
       'Response time of the gating webhook',
     );
-    this.podsGated = new Gauge({ name: 'mto_ppo_pods_gated', help: 'Pods currently gated', registers });
+    const gatedPodCount = (): number | undefined => this.gatedPodCount?.();
+    this.podsGated = new Gauge({
+      name: 'mto_ppo_pods_gated',
+      help: "Pods currently gated (the controller's cache of gated pods)",
+      registers: [],
+      collect() {
+        this.set(gatedPodCount() ?? 0);
+      },
+    });
+    this.registry = registry;
     this.webhookErrors = new Counter({
       name: 'tessera_podplacement_webhook_errors_total',
       help: 'Gating webhook requests that failed internally; each pod was admitted unchanged (not gated)',

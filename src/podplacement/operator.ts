@@ -17,6 +17,7 @@ import { knownEndpoint, resolveEndpoint, webhookServiceName } from './operator/e
 import { createImageInspection } from './operator/image-inspection.js';
 import { followLogVerbosity } from './operator/log-verbosity.js';
 import {
+  DEFAULT_WORKERS,
   managerOptions,
   operatorSettings,
   type OperatorSettings,
@@ -175,6 +176,11 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
   const inspectionDeadlineMs = options.inspectionDeadlineMs ?? DEFAULT_INSPECTION_DEADLINE_MS;
 
   const gatedPods = gatedPodInformer(manager.informers);
+  // Reported by the leader only, once its cache is complete: every replica caches the gated pods, and a sum over
+  // replicas must not count a pod twice.
+  c.metrics.countGatedPodsFrom(() =>
+    manager.isLeader() && gatedPods.hasSynced() ? gatedPods.getIndexer().size() : undefined,
+  );
   const inspection = await createImageInspection(manager, options, inspectionDeadlineMs);
   const globalPullSecret = new GlobalPullSecretWatch({
     informers: manager.informers,
@@ -182,7 +188,7 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     purgeInspectionCache: () => inspection.purge(),
     logger,
   });
-  const workers = options.workers ?? 8;
+  const workers = options.workers ?? DEFAULT_WORKERS;
   const breaker = new InspectionBreaker({
     client,
     namespace,
@@ -197,6 +203,7 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     configs,
     gatedPods,
     inspector: inspection.inspector,
+    searchRegistries: () => inspection.searchRegistries(),
     pullSecrets: createPullSecretResolver(client, globalPullSecret, logger),
     metrics: c.metrics,
     operatorNamespace: namespace,

@@ -12,6 +12,7 @@ import {
   InvalidArgumentError,
   isConflict,
   isNotFound,
+  loadKubeConfig,
   TesseraError,
   type KubeList,
   type Lease,
@@ -19,7 +20,6 @@ import {
 } from '../runtime/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID, MUTATING_WEBHOOK } from './constants.js';
-import { loadKubeConfig } from './operator-command.js';
 import { manualReleasePatch } from './placement-plan.js';
 import { hasSchedulingGate } from './pod-model.js';
 import { projectGatedPod } from './pod-projection.js';
@@ -59,16 +59,27 @@ export class ReleaseForbiddenError extends TesseraError<'TESSERA_PODPLACEMENT_RE
   }
 }
 
+/** The flags of `tessera podplacement release`, as commander gives them (src/podplacement/cli.ts). */
+export interface ReleaseFlags {
+  kubeconfig?: string;
+  namespace?: string;
+  allNamespaces?: boolean;
+  selector?: string;
+  dryRun?: boolean;
+  force?: boolean;
+  operatorNamespace?: string;
+}
+
 /** Runs the command; resolves with the exit code (0 done, 1 a pod failed, 2 refused: the controller is running). */
 export async function runReleaseCommand(
-  opts: Record<string, unknown>,
+  opts: ReleaseFlags,
   out: ReleaseOutput = {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
   },
 ): Promise<number> {
-  const namespace = typeof opts['namespace'] === 'string' ? opts['namespace'] : undefined;
-  const all = opts['allNamespaces'] === true;
+  const namespace = opts.namespace;
+  const all = opts.allNamespaces === true;
   // `-n "$NS"` with NS unset must not mean every namespace.
   if (namespace === '') throw new InvalidArgumentError('--namespace', 'must not be empty');
   if (all === (namespace !== undefined))
@@ -76,19 +87,14 @@ export async function runReleaseCommand(
       '-n/-A',
       'name one namespace with -n NAMESPACE, or every namespace with -A (not both)',
     );
-  const dryRun = opts['dryRun'] === true;
-  const operatorNamespace =
-    typeof opts['operatorNamespace'] === 'string' && opts['operatorNamespace']
-      ? opts['operatorNamespace']
-      : DEFAULT_OPERATOR_NAMESPACE;
-  const client = new KubeClient(loadKubeConfig(opts['kubeconfig']));
+  const dryRun = opts.dryRun === true;
+  const operatorNamespace = opts.operatorNamespace || DEFAULT_OPERATOR_NAMESPACE;
+  const client = new KubeClient(await loadKubeConfig(opts.kubeconfig));
   try {
-    if (!(await mayRelease(client, operatorNamespace, { dryRun, force: opts['force'] === true }, out)))
-      return 2;
+    if (!(await mayRelease(client, operatorNamespace, { dryRun, force: opts.force === true }, out))) return 2;
     await warnIfStillGating(client, out);
     const pods = new ResourceClient<NamedPod>(client, Pods);
-    const labelSelector =
-      typeof opts['selector'] === 'string' && opts['selector'] ? opts['selector'] : undefined;
+    const labelSelector = opts.selector || undefined;
     const results: ReleaseResult[] = [];
     // Page by page, so only one page of pods is held however many a cluster has.
     for await (const queue of gatedPages(pods, { namespace, all, labelSelector })) {

@@ -147,7 +147,7 @@ export class SelfManagedTls {
         throw err;
       }
     }
-    throw new Error(
+    throw new CertificateError(
       `could not store the webhook certificate in Secret ${this.o.namespace}/${this.secretName} after 5 attempts (write conflicts)`,
     );
   }
@@ -185,7 +185,8 @@ export class SelfManagedTls {
   /** Writes tls.crt/tls.key into `dir` atomically (rename), for the webhook server's file watcher. */
   async writeFiles(dir: string): Promise<{ certFile: string; keyFile: string }> {
     const cert = this.current;
-    if (!cert) throw new Error('no certificate yet: call ensure() first');
+    if (!cert)
+      throw new CertificateError('no webhook certificate yet to write: call ensure() or load() first');
     await mkdir(dir, { recursive: true });
     const certFile = path.join(dir, 'tls.crt');
     const keyFile = path.join(dir, 'tls.key');

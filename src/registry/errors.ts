@@ -74,3 +74,10 @@ export class RegistryResponseError extends RegistryError {
 export function isAbort(err: unknown): boolean {
   return err instanceof RegistryError && err.code === 'TESSERA_REGISTRY_ABORTED';
 }
+
+/**
+ * A socket-level failure raised inside the HTTP exchanges where Node expects an errno-style error (a DNS lookup
+ * callback's, the reason a request is destroyed with). `code` is the errno-style code the transport classifies it
+ * by: ETIMEDOUT, or ETESSERA_ADDRESS_REFUSED (redirect-policy.ts); the transport turns it into a RegistryError.
+ */
+export class ExchangeSocketError extends TesseraError<'ETIMEDOUT' | 'ETESSERA_ADDRESS_REFUSED'> {}

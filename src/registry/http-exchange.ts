@@ -5,6 +5,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { defaultAddressPolicy, type AddressPolicy } from './address-policy.js';
+import { ExchangeSocketError } from './errors.js';
 import { addressRefusedCode } from './redirect-policy.js';
 import { caCertificatesForHost, registryHostKey, type HostCaCertificates } from './registry-cas.js';
 
@@ -72,11 +73,11 @@ export function refusingLookup(
       for (const a of all) {
         const verdict = policy.judge(a.address);
         if (verdict.allow) continue;
-        // node:net wants an ErrnoException here; the transport turns it into TESSERA_REGISTRY_BLOCKED by its code.
-        const error: NodeJS.ErrnoException = new Error(
+        // node:net wants an errno-style error here; the transport turns it into TESSERA_REGISTRY_BLOCKED by its code.
+        const error = new ExchangeSocketError(
+          addressRefusedCode,
           `${hostname} resolves to an address the operator does not reach: ${verdict.reason}; not connecting`,
         );
-        error.code = addressRefusedCode;
         return callback(error, address, family);
       }
       callback(null, address, family);

@@ -12,9 +12,10 @@ import {
   type ExchangeResponse,
   type HttpExchange,
 } from './http-exchange.js';
+import { ExchangeSocketError } from './errors.js';
 
-function timeoutError(message: string): Error {
-  return Object.assign(new Error(message), { code: 'ETIMEDOUT' });
+function timeoutError(message: string): ExchangeSocketError {
+  return new ExchangeSocketError('ETIMEDOUT', message);
 }
 
 export class NodeExchange implements HttpExchange {

@@ -8,6 +8,7 @@
 // parsed JSON. Lists and watches are decoded while they arrive, one object at a time (list-decoder.ts,
 // watch-decoder.ts): a page of large objects is never one string in memory.
 import type https from 'node:https';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ApiResponseError, ApiStatusError, ApiTransportError, InvalidArgumentError } from './errors.js';
@@ -199,7 +200,7 @@ export class KubeClient {
     if (!this.setup) this.setup = this.buildDispatcher();
     await this.setup;
     if (performance.now() - this.headersAt > this.authRefreshMs) await this.refreshHeaders();
-    if (!this.dispatcher) throw new ApiTransportError('CONNECT', this.server, new Error('client closed'));
+    if (!this.dispatcher) throw new ApiTransportError('CONNECT', this.server, 'the client was closed');
     return this.dispatcher;
   }
 
@@ -207,13 +208,25 @@ export class KubeClient {
     const opts: https.RequestOptions = {};
     await this.kubeConfig.applyToHTTPSOptions(opts);
     this.captureHeaders(opts);
-    this.dispatcher = new Agent({
-      connect: {
+    // One TLS context for every connection: given as ca/cert/key, tls.connect would parse the CA and the private
+    // key again for each new connection (milliseconds of CPU each, and a reconnect storm is when it hurts).
+    let secureContext: SecureContext;
+    try {
+      secureContext = createSecureContext({
         ca: opts.ca,
         cert: opts.cert,
         key: opts.key,
         pfx: opts.pfx,
         passphrase: opts.passphrase,
+      });
+    } catch (err) {
+      // A kubeconfig whose CA, certificate or key does not load; a later call tries again (it may be fixed).
+      this.setup = undefined;
+      throw new ApiTransportError('CONNECT', this.server, err);
+    }
+    this.dispatcher = new Agent({
+      connect: {
+        secureContext,
         servername: opts.servername,
         rejectUnauthorized: opts.rejectUnauthorized ?? true,
       },

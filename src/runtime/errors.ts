@@ -14,6 +14,7 @@ export type RuntimeErrorCode =
   | 'TESSERA_TERMINAL'
   | 'TESSERA_LEADER_ELECTION'
   | 'TESSERA_WEBHOOK_BAD_REQUEST'
+  | 'TESSERA_WEBHOOK_HANDLER_TIMEOUT'
   | 'TESSERA_CERTIFICATE'
   | 'TESSERA_INVALID_LABEL_SELECTOR'
   | 'TESSERA_JSON_TOO_LARGE';
@@ -164,4 +165,18 @@ export function isAlreadyExists(err: unknown): boolean {
 }
 export function isGone(err: unknown): boolean {
   return (err instanceof ApiStatusError && err.statusCode === 410) || err instanceof WatchExpiredError;
+}
+
+/**
+ * The result of an API read, or undefined when the API server answered 404 (the object, or its kind, is not
+ * there): for reads of what may be absent. Every other failure is rethrown, so a caller that goes on without the
+ * object can say why it could not read it.
+ */
+export async function ignoreNotFound<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }

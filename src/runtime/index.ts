@@ -50,6 +50,7 @@ export {
   type QueryValue,
   type WatchStream,
 } from './client.js';
+export { loadKubeConfig } from './kubeconfig.js';
 export { decodeWatchStream, type WatchEvent, type WatchDecodeOptions } from './watch-decoder.js';
 export {
   decodeListStream,
@@ -137,7 +138,7 @@ export {
 export { Controller, type ControllerOptions, type Reconciler, type WatchPredicate } from './controller.js';
 export { OwnWrites } from './own-writes.js';
 export { decideRequeue, type ReconcileResult, type QueueAction } from './requeue-policy.js';
-export type { Runnable } from './runnable.js';
+export type { Runnable, StartupStep } from './runnable.js';
 export { runTogether } from './run-together.js';
 export {
   LeaderElector,

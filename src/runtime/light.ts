@@ -14,6 +14,7 @@ export {
   TerminalError,
   JsonTooLargeError,
   isNotFound,
+  ignoreNotFound,
   isConflict,
   isAlreadyExists,
   isGone,

@@ -1,12 +1,14 @@
 // Wires a process together: API client, shared informers, controllers and other Runnables, leader election,
-// probes/metrics, logs, and graceful shutdown. Start order: probe server -> caches and other non-leader
-// runnables -> (after cache sync) leader election -> leader runnables (controllers). Shutdown (signal, SIGTERM or
+// probes/metrics, logs, and graceful shutdown. Start order: probe server -> start-up steps (e.g. installing a CRD
+// that an informer lists), each retried until it succeeds -> caches and other non-leader runnables -> (after cache
+// sync) leader election -> leader runnables (controllers). Shutdown (signal, SIGTERM or
 // SIGINT) runs in reverse: stop intake and drain controllers, release the lease, stop caches/webhooks, close
 // probes. Losing the lease is fatal: start() rejects with LeaderElectionLostError so the process exits and restarts
 // clean, as client-go/controller-runtime do. A runnable that rejects also shuts everything down.
 import os from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import { retryForever } from './backoff.js';
 import { SharedInformerFactory, type SharedInformerFactoryOptions } from './cache/informer-factory.js';
 import { KubeClient } from './client.js';
 import { realClock, type Clock } from './clock.js';
@@ -16,7 +18,7 @@ import { KubeEventRecorder, type EventRecorderOptions } from './event-recorder.j
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import { createLogger, isLogLevel, type LogFormat, type LogLevel, type Logger } from './logging.js';
 import { ProbeServer, type Check } from './probe-server.js';
-import type { Runnable } from './runnable.js';
+import type { Runnable, StartupStep } from './runnable.js';
 import type { WorkQueueMetricsProvider } from './workqueue/metrics.js';
 import { prometheusWorkQueueMetrics } from './workqueue/prometheus-metrics.js';
 
@@ -73,6 +75,9 @@ export class Manager {
   readonly clock: Clock;
   private readonly probes: ProbeServer | undefined;
   private readonly runnables: Runnable[] = [];
+  private readonly startupSteps: StartupStep[] = [];
+  /** The start-up step under way; undefined before start() and once every step is done. */
+  private startingUp: string | undefined;
   private readonly options: ManagerOptions;
   private readonly initialLevel: LogLevel;
   private leading = false;
@@ -108,6 +113,10 @@ export class Manager {
       });
       this.probes.addHealthCheck('ping', () => true);
       this.probes.addReadyCheck(
+        'startup',
+        () => this.startingUp === undefined || `start-up step ${this.startingUp} has not completed`,
+      );
+      this.probes.addReadyCheck(
         'informers-synced',
         () => this.informers.hasSynced() || 'caches have not synced yet',
       );
@@ -118,6 +127,15 @@ export class Manager {
   /** Adds work to run; leader runnables (needsLeaderElection) start only while leading. Call before start(). */
   add(runnable: Runnable): void {
     this.runnables.push(runnable);
+  }
+
+  /**
+   * Adds a step that start() runs, in the order added, after the probe server listens and before any informer or
+   * runnable starts. A step that fails is retried with backoff (and logged) until it succeeds or the manager
+   * stops: the process stays up, live and not ready, rather than exiting into a crash loop. Call before start().
+   */
+  addStartupStep(step: StartupStep): void {
+    this.startupSteps.push(step);
   }
 
   /** Creates a controller wired to this manager's logger, metrics and clock, and adds it. */
@@ -224,13 +242,16 @@ export class Manager {
     };
 
     try {
+      this.startingUp = this.startupSteps[0]?.name;
       await this.probes?.listen();
       this.logger.info({ probePort: this.probePort(), debugPort: this.debugPort() }, 'manager starting');
-      startAll(
-        [this.informers, ...this.runnables.filter((r) => !r.needsLeaderElection)],
-        caches.signal,
-        running,
-      );
+      await this.runStartupSteps(stop.signal);
+      if (!stop.signal.aborted)
+        startAll(
+          [this.informers, ...this.runnables.filter((r) => !r.needsLeaderElection)],
+          caches.signal,
+          running,
+        );
       const synced = await this.informers.waitForCacheSync(stop.signal);
       if (synced) this.logger.info({}, 'caches synced');
       const leaders = this.runnables.filter((r) => r.needsLeaderElection);
@@ -296,6 +317,28 @@ export class Manager {
       await this.client.close();
     }
     if (failure !== undefined) throw failure;
+  }
+
+  /** Runs the start-up steps in order, each until it succeeds; returns early once `signal` aborts. */
+  private async runStartupSteps(signal: AbortSignal): Promise<void> {
+    for (const step of this.startupSteps) {
+      this.startingUp = step.name;
+      const done = await retryForever(
+        async () => {
+          await step.run(signal);
+          return true as const;
+        },
+        {
+          what: `complete start-up step ${step.name}`,
+          impact: 'no cache or controller starts, and /readyz is not ready, until it does',
+          log: this.logger,
+          signal,
+          clock: this.clock,
+        },
+      );
+      if (!done) return;
+    }
+    this.startingUp = undefined;
   }
 
   private async within(p: Promise<unknown>, ms: number): Promise<boolean> {

@@ -9,3 +9,13 @@ export interface Runnable {
   /** For logs. */
   readonly name?: string;
 }
+
+/**
+ * Work a Manager finishes before it starts any informer or runnable (Manager.addStartupStep), such as installing a
+ * CRD that an informer lists: run() resolves when done and rejects to be retried.
+ */
+export interface StartupStep {
+  /** For logs and /readyz. */
+  readonly name: string;
+  run(signal: AbortSignal): Promise<void>;
+}

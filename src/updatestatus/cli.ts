@@ -1,13 +1,19 @@
 // `tessera upgrade status`: oc adm upgrade status, from a live cluster or a snapshot. Only commander is imported
 // here; the implementation loads when the command runs.
 import type { Command } from 'commander';
+import { parseDuration, parseListenPort } from '../cli/flags.js';
+import type { UpgradeStatusFlags } from './command.js';
+import type { UpdateStatusControllerFlags } from './controller-command.js';
 
 export function registerUpgradeCommands(program: Command): void {
   const upgrade = program.command('upgrade').description('cluster updates');
   upgrade
     .command('status')
     .description('show the status of the current cluster update, as `oc adm upgrade status` does')
-    .option('--details <level>', 'show details in a section: none, all, nodes, health, operators', 'none')
+    .option(
+      '--details <level>',
+      'show details in a section: none, all, nodes, health, operators (default: none)',
+    )
     .option(
       '--now <time>',
       'evaluate as of this RFC 3339 time (default: now; for snapshots, their latest event)',
@@ -19,17 +25,16 @@ export function registerUpgradeCommands(program: Command): void {
     .option('-o, --output <format>', 'print the UpdateStatus object instead of text: json or yaml')
     .option(
       '--source <source>',
-      'live clusters: auto (the UpdateStatus when its controller runs, else computed here), updatestatus, cluster',
-      'auto',
+      'live clusters: auto (the UpdateStatus when its controller runs, else computed here; the default), updatestatus, cluster',
     )
     .option('--watch', 'refresh the output in place until interrupted', false)
-    .option('--interval <seconds>', 'refresh interval with --watch', '5')
+    .option('--interval <seconds>', 'refresh interval with --watch (default: 5)', parseDuration('s'))
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG or ~/.kube/config)')
     .option(
       '--prometheus-url <url>',
       'live clusters: read alerts from this Prometheus-compatible API (GET <url>/api/v1/alerts, as the kubeconfig user) instead of the openshift-monitoring/thanos-querier Route',
     )
-    .action(async (opts: Record<string, string | boolean | undefined>) => {
+    .action(async (opts: UpgradeStatusFlags) => {
       const { runUpgradeStatus, parseUpgradeStatusOptions } = await import('./command.js');
       process.exitCode = await runUpgradeStatus(parseUpgradeStatusOptions(opts));
     });
@@ -44,13 +49,17 @@ export function registerUpgradeCommands(program: Command): void {
       '-n, --namespace <ns>',
       "namespace of the leader-election Lease (default: $POD_NAMESPACE, else 'tessera-update-status')",
     )
-    .option('--probe-port <port>', '/healthz, /readyz and /metrics port', '8081')
+    .option(
+      '--probe-port <port>',
+      '/healthz, /readyz and /metrics port, 0 = any free port (default: 8081)',
+      parseListenPort,
+    )
     .option('--no-leader-elect', 'run without leader election (one replica only)')
     .option(
       '--prometheus-url <url>',
       "read alerts from this Prometheus-compatible API with the controller's own credentials instead of the openshift-monitoring/thanos-querier Route",
     )
-    .action(async (opts: Record<string, unknown>, command: Command) => {
+    .action(async (opts: UpdateStatusControllerFlags, command: Command) => {
       const [{ runUpdateStatusController, parseControllerOptions }, { commandLogger }] = await Promise.all([
         import('./controller-command.js'),
         import('../cli/logging.js'),

@@ -7,7 +7,7 @@
 // undici for alerts) and the UpdateStatus object's (-o json|yaml) load where they are used, so a snapshot's start-up
 // does not pay for them.
 import type { KubeClient } from '../runtime/index.js';
-import { InvalidArgumentError, isNotFound } from '../runtime/light.js';
+import { InvalidArgumentError, ignoreNotFound } from '../runtime/light.js';
 import { type AssessOptions, type UpdateStatusReport, assessUpdateStatus, snapshotNow } from './assess.js';
 import type { AlertsReading } from './alerts.js';
 import { NoClusterVersionError, UpdateStatusError } from './errors.js';
@@ -59,19 +59,33 @@ export interface CommandIO {
   readonly signal: AbortSignal;
 }
 
-function str(v: string | boolean | undefined): string | undefined {
-  return typeof v === 'string' ? v : undefined;
+/** Default refresh interval with --watch (ms). */
+export const DEFAULT_WATCH_INTERVAL_MS = 5_000;
+
+/**
+ * The flags of `tessera upgrade status` as commander gives them (src/updatestatus/cli.ts): --interval already
+ * parsed to ms; the rest as typed, checked here.
+ */
+export interface UpgradeStatusFlags {
+  readonly details?: string;
+  readonly now?: string;
+  readonly mockClusterversion?: string;
+  readonly output?: string;
+  readonly source?: string;
+  readonly watch?: boolean;
+  /** --interval in ms. */
+  readonly interval?: number;
+  readonly kubeconfig?: string;
+  readonly prometheusUrl?: string;
 }
 
-export function parseUpgradeStatusOptions(
-  raw: Record<string, string | boolean | undefined>,
-): UpgradeStatusOptions {
-  const details = str(raw.details) ?? 'none';
+export function parseUpgradeStatusOptions(raw: UpgradeStatusFlags): UpgradeStatusOptions {
+  const details = raw.details ?? 'none';
   if (!(DETAILS_LEVELS as readonly string[]).includes(details)) {
     throw new InvalidArgumentError('--details', `${details} (must be one of ${DETAILS_LEVELS.join(', ')})`);
   }
   let now: Instant | undefined;
-  const nowText = str(raw.now);
+  const nowText = raw.now;
   if (nowText !== undefined) {
     now = parseTime(nowText);
     if (now === undefined || nowText === '')
@@ -80,14 +94,11 @@ export function parseUpgradeStatusOptions(
         `${nowText} is not an RFC 3339 time such as 2024-02-27T15:42:58Z`,
       );
   }
-  const output = str(raw.output) ?? 'text';
+  const output = raw.output ?? 'text';
   if (output !== 'text' && output !== 'json' && output !== 'yaml') {
     throw new InvalidArgumentError('--output', `${output} (must be json or yaml)`);
   }
-  const interval = Number(str(raw.interval) ?? '5');
-  if (!Number.isFinite(interval) || interval <= 0)
-    throw new InvalidArgumentError('--interval', `${str(raw.interval)} (seconds, > 0)`);
-  const source = str(raw.source) ?? 'auto';
+  const source = raw.source ?? 'auto';
   if (source !== 'auto' && source !== 'updatestatus' && source !== 'cluster') {
     throw new InvalidArgumentError('--source', `${source} (must be auto, updatestatus or cluster)`);
   }
@@ -95,12 +106,12 @@ export function parseUpgradeStatusOptions(
     source,
     details: details as DetailsLevel,
     now,
-    mockClusterVersion: str(raw.mockClusterversion),
+    mockClusterVersion: raw.mockClusterversion,
     output,
     watch: raw.watch === true,
-    intervalMs: interval * 1000,
-    kubeconfig: str(raw.kubeconfig),
-    prometheusUrl: parsePrometheusUrl(str(raw.prometheusUrl)),
+    intervalMs: raw.interval ?? DEFAULT_WATCH_INTERVAL_MS,
+    kubeconfig: raw.kubeconfig,
+    prometheusUrl: parsePrometheusUrl(raw.prometheusUrl),
   };
 }
 
@@ -121,13 +132,8 @@ function parsePrometheusUrl(text: string | undefined): string | undefined {
   return text;
 }
 
-async function getOrUndefined<T>(client: KubeClient, path: string): Promise<T | undefined> {
-  try {
-    return await client.request<T>({ method: 'GET', path });
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
+function getOrUndefined<T>(client: KubeClient, path: string): Promise<T | undefined> {
+  return ignoreNotFound(client.request<T>({ method: 'GET', path }));
 }
 
 async function listItems<T>(client: KubeClient, path: string): Promise<T[]> {
@@ -246,21 +252,17 @@ function snapshotSource(opts: UpgradeStatusOptions, cvPath: string, io: CommandI
 // The Kubernetes client, undici and the UpdateStatus API load only here: rendering a snapshot never pays for them.
 async function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Promise<Source> {
   const [
-    { KubeConfig },
-    { KubeClient },
+    { KubeClient, loadKubeConfig },
     { createLiveAlertsReader },
     { isHealthyStatus, reportFromUpdateStatus },
     { GROUP, PLURAL, SINGLETON_NAME, VERSION },
   ] = await Promise.all([
-    import('@kubernetes/client-node'),
     import('../runtime/index.js'),
     import('./alertsource.js'),
     import('./api/read.js'),
     import('./api/names.js'),
   ]);
-  const kc = new KubeConfig();
-  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-  else kc.loadFromDefault();
+  const kc = await loadKubeConfig(opts.kubeconfig);
   const client = new KubeClient(kc, { userAgent: 'tessera-upgrade-status' });
   const alerts = createLiveAlertsReader(kc, client, { prometheusUrl: opts.prometheusUrl });
   const noted = new Set<string>();
@@ -277,7 +279,13 @@ async function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Promise<So
         const stored = await getOrUndefined<UpdateStatus>(
           client,
           `/apis/${GROUP}/${VERSION}/${PLURAL}/${SINGLETON_NAME}`,
-        ).catch(() => undefined);
+        ).catch((err: unknown) => {
+          // Not there is no news (no controller runs); any other failure is named, then treated alike.
+          note(
+            `(could not read UpdateStatus cluster: ${err instanceof Error ? err.message : String(err)}${opts.source === 'auto' ? '; computing the status here' : ''})\n`,
+          );
+          return undefined;
+        });
         if (stored?.status && (opts.output !== 'text' || isHealthyStatus(stored.status))) {
           if (opts.output !== 'text') return formatObject(stored, opts.output);
           const report = reportFromUpdateStatus(stored.status, now);

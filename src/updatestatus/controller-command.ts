@@ -1,36 +1,42 @@
 // `tessera upgrade status-controller`: the update status controller alone, as a Deployment runs it: a Manager with
 // leader election on a Lease in its own namespace, probes and metrics, and the controller reading alerts with its
-// own service account. `tessera start` runs the same runnable beside the other controllers.
-import { KubeConfig } from '@kubernetes/client-node';
-import { InvalidArgumentError, Manager, type Logger, type LogLevel } from '../runtime/index.js';
-import { updateStatusRunnable } from './runnable.js';
+// own service account. /readyz is ready once the UpdateStatus CRD is installed and the caches synced, on the
+// leader and on a standby alike. `tessera start` runs the same controller beside the other controllers.
+import { loadKubeConfig, Manager, type Logger, type LogLevel } from '../runtime/index.js';
+import { addUpdateStatusController } from './runnable.js';
 
 /** What the command's flags say. */
 export interface UpdateStatusControllerCommandOptions {
   readonly kubeconfig?: string;
   /** Namespace of the leader-election Lease. */
   readonly namespace: string;
-  readonly probePort: number;
+  /** Undefined: the runtime probe server's default port (8081). */
+  readonly probePort?: number;
   readonly leaderElection: boolean;
   readonly prometheusUrl?: string;
 }
 
-/** Reads the command's flags (commander's values). */
+/** The command's flags, as commander has parsed them (src/updatestatus/cli.ts). */
+export interface UpdateStatusControllerFlags {
+  readonly kubeconfig?: string;
+  readonly namespace?: string;
+  readonly probePort?: number;
+  /** False with --no-leader-elect. */
+  readonly leaderElect?: boolean;
+  readonly prometheusUrl?: string;
+}
+
+/** Reads the command's flags. */
 export function parseControllerOptions(
-  opts: Record<string, unknown>,
+  opts: UpdateStatusControllerFlags,
   defaultNamespace: string,
 ): UpdateStatusControllerCommandOptions {
-  const probePort = Number(opts['probePort'] ?? 8081);
-  if (!Number.isInteger(probePort) || probePort < 0 || probePort > 65535)
-    throw new InvalidArgumentError('--probe-port', `must be a port number, got ${String(opts['probePort'])}`);
-  const namespace =
-    typeof opts['namespace'] === 'string' && opts['namespace'] ? opts['namespace'] : defaultNamespace;
   return {
-    kubeconfig: typeof opts['kubeconfig'] === 'string' ? opts['kubeconfig'] : undefined,
-    namespace,
-    probePort,
-    leaderElection: opts['leaderElect'] !== false,
-    prometheusUrl: typeof opts['prometheusUrl'] === 'string' ? opts['prometheusUrl'] : undefined,
+    kubeconfig: opts.kubeconfig,
+    namespace: opts.namespace || defaultNamespace,
+    probePort: opts.probePort,
+    leaderElection: opts.leaderElect !== false,
+    prometheusUrl: opts.prometheusUrl,
   };
 }
 
@@ -42,26 +48,17 @@ export async function runUpdateStatusController(
   logging: { logger: Logger; logLevel: LogLevel },
   signal?: AbortSignal,
 ): Promise<void> {
-  const kubeConfig = new KubeConfig();
-  if (options.kubeconfig) kubeConfig.loadFromFile(options.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = await loadKubeConfig(options.kubeconfig);
   const manager = new Manager({
     kubeConfig,
     // Also the Lease's name (deploy/updatestatus/rbac.yaml grants that one Lease).
     name: 'tessera-updatestatus',
     leaderElection: options.leaderElection ? { leaseNamespace: options.namespace } : false,
-    probes: { port: options.probePort },
+    probes: options.probePort === undefined ? {} : { port: options.probePort },
     logger: logging.logger,
     logLevel: logging.logLevel,
     handleSignals: signal === undefined,
   });
-  manager.add(
-    updateStatusRunnable({
-      client: manager.client,
-      informers: manager.informers,
-      kubeConfig,
-      prometheusUrl: options.prometheusUrl,
-    }),
-  );
+  addUpdateStatusController(manager, { kubeConfig, prometheusUrl: options.prometheusUrl });
   await manager.start(signal);
 }

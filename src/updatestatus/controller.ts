@@ -9,6 +9,7 @@
 // The caller must install the UpdateStatus CRD first (api/install.ts) and run the informer factory
 // (newUpdateStatusController takes the informers and the writer directly, e.g. to test without a server).
 import { performance } from 'node:perf_hooks';
+import type { Registry } from 'prom-client';
 import {
   type SharedInformerFactory,
   type SharedInformer,
@@ -26,6 +27,7 @@ import {
   ResourceClient,
   Nodes,
   type ResourceType,
+  type WorkQueueMetricsProvider,
 } from '../runtime/index.js';
 import type { AlertsReading } from './alerts.js';
 import { assessUpdateStatus } from './assess.js';
@@ -77,6 +79,10 @@ export interface UpdateStatusControllerOptions {
   readonly alerts?: { read(): Promise<AlertsReading> };
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** Registers the controller's `controller_runtime_reconcile_*` metrics (a Manager's registry). Default: none. */
+  readonly registry?: Registry;
+  /** The work queue's `workqueue_*` metrics (a Manager's queueMetrics). Default: none. */
+  readonly queueMetrics?: WorkQueueMetricsProvider;
 }
 
 /** Counters for tests and benchmarks. */
@@ -296,7 +302,14 @@ export function newUpdateStatusController(
   const clock = options.clock ?? realClock;
   const logger = options.logger ?? silentLogger;
   const reconciler = new UpdateStatusReconciler(sources, writer, options, clock, logger, stats);
-  const controller = new Controller<string>({ name: 'updatestatus', reconciler, clock, logger });
+  const controller = new Controller<string>({
+    name: 'updatestatus',
+    reconciler,
+    clock,
+    logger,
+    registry: options.registry,
+    queueMetrics: options.queueMetrics,
+  });
   const toSingleton = (): readonly string[] => [SINGLETON_NAME];
   for (const informer of Object.values(sources) as SharedInformer<KubeObject>[])
     controller.watch(informer, toSingleton);

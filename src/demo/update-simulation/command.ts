@@ -1,21 +1,15 @@
 // `tessera dev simulate-update`: the shell around runSimulation (kubeconfig, Ctrl-C, a progress line per step).
-import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient, InvalidArgumentError } from '../../runtime/index.js';
+import { KubeClient, loadKubeConfig } from '../../runtime/index.js';
 import { runSimulation } from './driver.js';
 
+/** The flags, as commander has parsed them (src/demo/cli.ts); undefined ones take runSimulation's defaults. */
 export async function simulateUpdateCommand(opts: {
   to: string;
-  from: string;
-  stepMs: string;
+  from?: string;
+  stepMs?: number;
   kubeconfig?: string;
 }): Promise<void> {
-  const stepMs = Number(opts.stepMs);
-  if (!Number.isFinite(stepMs) || stepMs <= 0)
-    throw new InvalidArgumentError('--step-ms', `${opts.stepMs} (milliseconds, > 0)`);
-  const kc = new KubeConfig();
-  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-  else kc.loadFromDefault();
-  const client = new KubeClient(kc, { userAgent: 'tessera-simulator' });
+  const client = new KubeClient(await loadKubeConfig(opts.kubeconfig), { userAgent: 'tessera-simulator' });
   const controller = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => controller.abort());
   try {
@@ -23,7 +17,7 @@ export async function simulateUpdateCommand(opts: {
       client,
       from: opts.from,
       to: opts.to,
-      stepMs,
+      stepMs: opts.stepMs,
       signal: controller.signal,
       onStep: (step, state) => {
         const updated = state.clusterOperators.filter(

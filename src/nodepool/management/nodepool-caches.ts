@@ -26,6 +26,8 @@ const HCP_NAMESPACE_INDEX = 'hcpNamespace';
 
 export interface NodePoolCachesOptions {
   client: KubeClient;
+  /** Shared informers to build the caches on, started by their owner. Default: a factory of their own on `client`. */
+  informers?: SharedInformerFactory;
   /** Only NodePools in this namespace. Default: all namespaces. */
   namespace?: string;
   clock: Clock;
@@ -50,6 +52,8 @@ function hcpNodePool(cm: ConfigMap): string[] {
 
 export class NodePoolCaches {
   readonly factory: SharedInformerFactory;
+  /** `factory` is the caches' own, so whoever runs them starts it too (else its owner does). */
+  readonly ownsFactory: boolean;
   readonly nodePools: SharedInformer<NodePool>;
   readonly hcps: SharedInformer<HostedControlPlane>;
   readonly statusConfigMaps: SharedInformer<ConfigMap>;
@@ -58,7 +62,8 @@ export class NodePoolCaches {
 
   constructor(private readonly options: NodePoolCachesOptions) {
     const { client, clock, logger } = options;
-    this.factory = new SharedInformerFactory({ client, clock, logger });
+    this.ownsFactory = options.informers === undefined;
+    this.factory = options.informers ?? new SharedInformerFactory({ client, clock, logger });
     this.nodePools = this.factory.informerFor<NodePool>({
       type: NodePools,
       namespace: options.namespace,

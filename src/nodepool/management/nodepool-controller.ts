@@ -36,8 +36,10 @@ import {
   ResourceClient,
   type Runnable,
   runTogether,
+  type SharedInformerFactory,
   silentLogger,
   TerminalError,
+  type WorkQueueMetricsProvider,
 } from '../../runtime/index.js';
 import type { ConfigMap, NodePool } from '../api/types.js';
 import { hostedControlPlaneNamespace } from '../names.js';
@@ -86,6 +88,14 @@ export interface NodePoolControllerOptions {
    * Default: none.
    */
   registry?: Registry;
+  /** The work queue's `workqueue_*` metrics (a Manager's queueMetrics). Default: none. */
+  queueMetrics?: WorkQueueMetricsProvider;
+  /**
+   * Shared informers to build the caches on, started by their owner: a Manager starts its own on every replica and
+   * holds /readyz and leader election until they synced. Default: a factory of its own on `management`, started and
+   * stopped with the controller.
+   */
+  informers?: SharedInformerFactory;
 }
 
 export interface NodePoolController extends Runnable {
@@ -161,6 +171,7 @@ class NodePoolStatusController implements NodePoolController {
     const { clock, logger } = this;
     this.caches = new NodePoolCaches({
       client: options.management,
+      informers: options.informers,
       namespace: options.namespace,
       clock,
       logger,
@@ -186,6 +197,7 @@ class NodePoolStatusController implements NodePoolController {
       clock,
       logger,
       registry: options.registry,
+      queueMetrics: options.queueMetrics,
     });
     this.watchCaches();
   }
@@ -200,7 +212,8 @@ class NodePoolStatusController implements NodePoolController {
   }
 
   start(signal: AbortSignal): Promise<void> {
-    return runTogether(NAME, [this.caches.factory, this.controller]).start(signal);
+    const parts = this.caches.ownsFactory ? [this.caches.factory, this.controller] : [this.controller];
+    return runTogether(NAME, parts).start(signal);
   }
 
   tuningNamespaces(): string[] {

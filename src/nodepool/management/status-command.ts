@@ -1,7 +1,12 @@
 // `tessera nodepool status`: the only place that fetches for the view; assess/render are in status-view.ts.
 // Returns the process exit code: 0 when printed, 1 when the named NodePool does not exist.
-import { KubeConfig } from '@kubernetes/client-node';
-import { InvalidArgumentError, isNotFound, KubeClient, ResourceClient } from '../../runtime/index.js';
+import {
+  InvalidArgumentError,
+  isNotFound,
+  KubeClient,
+  loadKubeConfig,
+  ResourceClient,
+} from '../../runtime/index.js';
 import type { NodePool } from '../api/types.js';
 import { NodePools } from '../resources.js';
 import { assessNodePoolStatus, renderNodePoolStatus } from './status-view.js';
@@ -35,10 +40,7 @@ export function parseNodePoolTarget(target: string): { namespace: string; name: 
 
 export async function runNodePoolStatus(opts: NodePoolStatusCommandOptions): Promise<number> {
   const ref = opts.target !== undefined ? parseNodePoolTarget(opts.target) : undefined;
-  const kc = new KubeConfig();
-  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-  else kc.loadFromDefault();
-  const client = new KubeClient(kc);
+  const client = new KubeClient(await loadKubeConfig(opts.kubeconfig));
   try {
     const nodePools = new ResourceClient<NodePool>(client, NodePools);
     let items: NodePool[];

@@ -33,6 +33,7 @@ import {
   SharedInformerFactory,
   silentLogger,
   TerminalError,
+  type WorkQueueMetricsProvider,
 } from '../../runtime/index.js';
 import type { ConfigMap, Node, PerformanceProfileStatus, TunedProfile } from '../api/types.js';
 import { ANNOTATIONS, DATA_KEYS, LABELS, NTO_NAMESPACE } from '../constants.js';
@@ -82,8 +83,16 @@ export interface StatusWriterOptions {
   fieldManager?: string;
   clock?: Clock;
   logger?: Logger;
-  /** Registers `tessera_nto_status_writes_total{kind}`. Default: none. */
+  /** Registers `tessera_nto_status_writes_total{kind}` and the controller's `controller_runtime_reconcile_*`. */
   registry?: Registry;
+  /** The work queue's `workqueue_*` metrics (a Manager's queueMetrics). Default: none. */
+  queueMetrics?: WorkQueueMetricsProvider;
+  /**
+   * Shared informers of the management cluster to build its caches on, started by their owner (a Manager: on every
+   * replica, holding /readyz until they synced). Default: a factory of its own on `management`, run with the writer.
+   * The hosted cluster's caches are always the writer's own: its reachability must not decide the process's.
+   */
+  informers?: SharedInformerFactory;
 }
 
 const NODEPOOL_INDEX = 'nodePool';
@@ -127,7 +136,8 @@ class StatusWriter implements Runnable {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly fieldManager: string;
-  private readonly mgmt: SharedInformerFactory;
+  /** The management cluster's informers when they are the writer's own (else their owner starts them). */
+  private readonly ownMgmt: SharedInformerFactory | undefined;
   private readonly hosted: SharedInformerFactory;
   private readonly ppConfigMaps: SharedInformer<ConfigMap>;
   private readonly statusConfigMaps: SharedInformer<ConfigMap>;
@@ -160,22 +170,21 @@ class StatusWriter implements Runnable {
       hcpNamespace: ns,
     }));
     this.fieldManager = options.fieldManager ?? 'tessera-nto-status';
-    this.mgmt = new SharedInformerFactory({ client: options.management, namespace: ns, clock, logger });
+    const mgmt =
+      options.informers ?? new SharedInformerFactory({ client: options.management, clock, logger });
+    this.ownMgmt = options.informers ? undefined : mgmt;
     this.hosted = new SharedInformerFactory({ client: options.hosted, clock, logger });
-    const byLabel = (label: string): string => `${label}=true`;
-    this.ppConfigMaps = this.mgmt.informerFor<ConfigMap>({
+    const inHcpNamespace = (label: string) => ({
       type: ConfigMaps,
-      labelSelector: byLabel(LABELS.ppConfigMap),
+      namespace: ns,
+      labelSelector: `${label}=true`,
+    });
+    this.ppConfigMaps = mgmt.informerFor<ConfigMap>({
+      ...inHcpNamespace(LABELS.ppConfigMap),
       indexers: { [NODEPOOL_INDEX]: byNodePoolLabel },
     });
-    this.statusConfigMaps = this.mgmt.informerFor<ConfigMap>({
-      type: ConfigMaps,
-      labelSelector: byLabel(LABELS.statusConfigMap),
-    });
-    this.kubeletConfigMaps = this.mgmt.informerFor<ConfigMap>({
-      type: ConfigMaps,
-      labelSelector: byLabel(LABELS.kubeletConfigConfigMap),
-    });
+    this.statusConfigMaps = mgmt.informerFor<ConfigMap>(inHcpNamespace(LABELS.statusConfigMap));
+    this.kubeletConfigMaps = mgmt.informerFor<ConfigMap>(inHcpNamespace(LABELS.kubeletConfigConfigMap));
     this.nodes = this.hosted.informerFor<Node>({
       type: Nodes,
       indexers: { [NODEPOOL_INDEX]: byNodePoolLabel },
@@ -194,12 +203,15 @@ class StatusWriter implements Runnable {
       needsLeaderElection: false,
       clock,
       logger,
+      registry: options.registry,
+      queueMetrics: options.queueMetrics,
     });
     this.watchCaches();
   }
 
   start(signal: AbortSignal): Promise<void> {
-    return runTogether(this.name, [this.mgmt, this.hosted, this.controller]).start(signal);
+    const informers = this.ownMgmt ? [this.ownMgmt, this.hosted] : [this.hosted];
+    return runTogether(this.name, [...informers, this.controller]).start(signal);
   }
 
   private ppKeysOfNodePool(np: string): string[] {

@@ -50,9 +50,12 @@ describe('managerOptions', () => {
     expect(managerOptions(off, operatorSettings(off)).leaderElection).toBe(false);
   });
 
-  it('serves probes on 8081 unless told otherwise', () => {
+  it("serves probes where told, else on the runtime's default port, or not at all", () => {
+    const port = { kubeConfig, probes: { port: 9000 } };
+    expect(managerOptions(port, operatorSettings(port)).probes).toEqual({ port: 9000 });
+    // The Manager serves probes unless told false, on ProbeServer's default port (8081).
     const given = { kubeConfig };
-    expect(managerOptions(given, operatorSettings(given)).probes).toEqual({ port: 8081 });
+    expect(managerOptions(given, operatorSettings(given)).probes).toBeUndefined();
     const none = { kubeConfig, probes: false as const };
     expect(managerOptions(none, operatorSettings(none)).probes).toBe(false);
   });

@@ -25,6 +25,9 @@ export type WebhookTlsMode =
       readonly caSecretName: string;
     };
 
+/** Default of `workers` (and of --workers): concurrent pod reconciles. */
+export const DEFAULT_WORKERS = 8;
+
 /** Which halves run in this process. */
 export type OperatorComponents = 'all' | 'controller' | 'webhook';
 
@@ -64,7 +67,7 @@ export interface PodPlacementOperatorOptions {
   manageValidatingWebhook?: boolean;
   /** Default: openshift-config/pull-secret. */
   globalPullSecret?: { namespace: string; name: string };
-  /** Concurrent pod reconciles. Default: 8. */
+  /** Concurrent pod reconciles. Default: DEFAULT_WORKERS (8). */
   workers?: number;
   /**
    * Image inspector; default: CachingInspector(RegistryInspector) with `registry` settings and the cluster's
@@ -164,7 +167,8 @@ export function managerOptions(
       options.leaderElection === false || !settings.runsController
         ? false
         : { leaseNamespace: settings.namespace, leaseName: LEADER_ELECTION_ID },
-    probes: options.probes === undefined ? { port: 8081 } : options.probes,
+    // Undefined: the runtime's probe server on its default port (8081).
+    probes: options.probes,
     logLevel: options.logLevel,
     logger: options.logger,
     handleSignals: options.handleSignals,

@@ -67,6 +67,8 @@ export class WebhookTlsSource implements Runnable {
   private readonly olmCa: OlmCa | undefined;
   private readonly certDir: string;
   private readonly renewedListeners: (() => void)[] = [];
+  /** servingFiles() has registered the rewrite of the self-managed files after each renewal. */
+  private rewritesFiles = false;
 
   constructor(private readonly o: WebhookTlsSourceOptions) {
     const mode = o.mode;
@@ -105,18 +107,25 @@ export class WebhookTlsSource implements Runnable {
     }
     const tls = this.selfManaged;
     if (!tls) return;
-    if (this.o.ownsSecret) {
-      await tls.ensure(this.now(), signal);
-      return;
-    }
-    const loaded = await retryForever(() => tls.load(this.now(), signal), {
-      what: 'load the webhook certificate the controller stores',
-      impact: 'the webhook is not serving until it is available',
+    // The controller creates or renews the Secret, the webhook-only half waits for it; both through API calls that
+    // can fail for a while (API server not reachable yet, RBAC not yet bound), so both are retried.
+    const retry = {
       log: this.o.logger,
       signal,
       backoff: new Backoff(REGISTRATION_BACKOFF),
       clock: this.o.clock,
-    });
+    };
+    const loaded = this.o.ownsSecret
+      ? await retryForever(() => tls.ensure(this.now(), signal), {
+          ...retry,
+          what: 'store the webhook certificate in its Secret',
+          impact: 'the webhook is not serving until it is stored',
+        })
+      : await retryForever(() => tls.load(this.now(), signal), {
+          ...retry,
+          what: 'load the webhook certificate the controller stores',
+          impact: 'the webhook is not serving until it is available',
+        });
     if (!loaded) signal?.throwIfAborted();
   }
 
@@ -136,8 +145,24 @@ export class WebhookTlsSource implements Runnable {
       return { certFile: mode.certFile, keyFile: mode.keyFile, certPollIntervalMs: CERT_POLL_INTERVAL_MS };
     const tls = this.selfManaged as SelfManagedTls;
     const files = await tls.writeFiles(this.certDir);
-    this.onRenewed(() => void tls.writeFiles(this.certDir));
+    // One rewrite per renewal, however often the files are asked for.
+    if (!this.rewritesFiles) {
+      this.rewritesFiles = true;
+      this.onRenewed(() => void this.rewriteFiles(tls));
+    }
     return { ...files, certPollIntervalMs: CERT_POLL_INTERVAL_MS };
+  }
+
+  /** After a renewal: the server keeps serving the old files until this succeeds, so a failure is logged. */
+  private async rewriteFiles(tls: SelfManagedTls): Promise<void> {
+    try {
+      await tls.writeFiles(this.certDir);
+    } catch (err) {
+      this.o.logger.error(
+        { err, certDir: this.certDir },
+        'could not write the renewed webhook certificate; the webhook serves the previous one until the next renewal check',
+      );
+    }
   }
 
   /** Calls `listener` after each renewal (in the order added). */

@@ -4,6 +4,7 @@
 import {
   Backoff,
   ResourceClient,
+  ignoreNotFound,
   ValidatingWebhookConfigurations,
   retryForever,
   type Clock,
@@ -102,7 +103,13 @@ export class ValidatingWebhookRegistrar implements Runnable {
     }
     await waitForAbort(signal);
     if (this.o.endpoint.kind === 'url')
-      await this.configurations.delete({ name: VALIDATING_WEBHOOK.configurationName }).catch(() => undefined);
+      await ignoreNotFound(this.configurations.delete({ name: VALIDATING_WEBHOOK.configurationName })).catch(
+        (err: unknown) =>
+          this.o.logger.warn(
+            { err, name: VALIDATING_WEBHOOK.configurationName },
+            'could not delete the validating webhook configuration at exit; it names a URL nothing answers: delete it by hand',
+          ),
+      );
   }
 
   private apply(signal?: AbortSignal): Promise<WebhookConfigurationObject & KubeObject> {

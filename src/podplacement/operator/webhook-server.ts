@@ -72,8 +72,9 @@ export async function addWebhookServer(o: WebhookServerOptions): Promise<Webhook
   const { manager, configs } = o;
   const { clock, logger } = manager;
   const server = new WebhookServer({
+    // Undefined: the runtime webhook server's defaults (0.0.0.0:9443).
     host: o.listen.webhookHost,
-    port: o.listen.webhookPort ?? 9443,
+    port: o.listen.webhookPort,
     ...o.listen.webhookBudgets,
     ...(o.listen.webhookClientCa === undefined ? {} : { clientCa: o.listen.webhookClientCa }),
     ...(await o.tls.servingFiles()),

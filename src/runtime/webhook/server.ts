@@ -39,7 +39,7 @@ import type { TLSSocket } from 'node:tls';
 import { Counter, type Registry } from 'prom-client';
 import { realClock, type Clock, type Timer } from '../clock.js';
 import { ConnectionLimiter } from '../connection-shedding.js';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError, RuntimeError } from '../errors.js';
 import { silentLogger, type Logger } from '../logging.js';
 import type { Runnable } from '../runnable.js';
 import {
@@ -739,7 +739,8 @@ export class WebhookServer implements Runnable {
             resolve(
               failed(
                 'handler_timeout',
-                new Error(
+                new RuntimeError(
+                  'TESSERA_WEBHOOK_HANDLER_TIMEOUT',
                   `admission webhook ${path} did not decide within its ${budgetMs} ms budget, so the request ` +
                     `was ${policy === 'Ignore' ? 'admitted unchanged' : 'refused'}; the webhook's logs name request ${uid}`,
                 ),

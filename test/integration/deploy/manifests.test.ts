@@ -357,7 +357,7 @@ describe('each component with its own service account', () => {
     const kubeconfigFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'us-sa-')), 'kubeconfig');
     writeFileSync(kubeconfigFile, kubeConfig.exportConfig(), { mode: 0o600 });
     const options = parseControllerOptions(
-      { kubeconfig: kubeconfigFile, namespace: US_NS, probePort: '0' },
+      { kubeconfig: kubeconfigFile, namespace: US_NS, probePort: 0 },
       'unused-default',
     );
     const stop = new AbortController();
@@ -415,9 +415,9 @@ describe('each component with its own service account', () => {
       kubeconfig: managementFile,
       hostedKubeconfig: hostedFile,
       hcpNamespace: pair.hcpNamespace,
-      staleAfter: '0',
-      heartbeat: '300',
-      probePort: '0',
+      staleAfterMs: 0,
+      heartbeatIntervalMs: 300_000,
+      probePort: 0,
       leaderElect: true,
       namespace: NP_NS,
       signal: stop.signal,

@@ -214,6 +214,15 @@ afterAll(async () => {
   rmSync(workDir, { recursive: true, force: true });
 }, 120_000);
 
+/** mto_ppo_pods_gated on a process's /metrics; undefined when it does not report the gauge. */
+async function podsGatedGauge(proc: OperatorProcess): Promise<number | undefined> {
+  const url = proc.probeUrl();
+  if (url === undefined) throw new Error(`no probe port logged yet (${proc.logFile})`);
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('mto_ppo_pods_gated '));
+  return line === undefined ? undefined : Number(line.slice('mto_ppo_pods_gated '.length));
+}
+
 describe('pod placement under faults', () => {
   it('a controller killed in the middle of a burst is replaced, and every pod is placed exactly once', async () => {
     const first = await createGatedPod('warm', `${registryHost}/burst:1`);
@@ -257,7 +266,19 @@ describe('pod placement under faults', () => {
     link.cut();
     try {
       const cut = await createGatedPod('cut', `${registryHost}/cut:1`);
+      // While it waits, the controller (which holds the gated-pod cache) counts it; the webhook process, which
+      // gated it but never sees it released, has no such gauge at all (the two halves are separate processes).
+      await eventually(async () => expect(await podsGatedGauge(controller.current())).toBe(1), {
+        timeoutMs: 30_000,
+        what: "mto_ppo_pods_gated 1 on the controller's /metrics",
+      });
+      if (webhook === undefined) throw new Error('the webhook process was not started');
+      expect(await podsGatedGauge(webhook)).toBeUndefined();
       const released = await ungated(cut.metadata.name, INSPECTION_DEADLINE_MS + 60_000);
+      await eventually(async () => expect(await podsGatedGauge(controller.current())).toBe(0), {
+        timeoutMs: 30_000,
+        what: 'mto_ppo_pods_gated back to 0 once the pod is released',
+      });
       expect(archTerms(released)).toEqual([]);
       expect(released.metadata.annotations?.[LABELS.imageInspectError] ?? '').toContain(registryHost);
       const warnings = (await eventsOf(cut.metadata.name)).filter(

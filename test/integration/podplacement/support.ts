@@ -24,6 +24,8 @@ export interface OperatorProcess {
   /** Sends `signal` and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
   log(): string;
+  /** The probe server's URL (`/metrics`, `/readyz`), from the "manager starting" log line; undefined before it. */
+  probeUrl(): string | undefined;
 }
 
 export interface OperatorProcessOptions {
@@ -121,6 +123,14 @@ export function startOperatorProcess(o: OperatorProcessOptions): OperatorProcess
       await exited;
     },
     log: () => readFileSync(logFile, 'utf8'),
+    probeUrl: () => {
+      for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+        if (!line.includes('"manager starting"')) continue;
+        const record = JSON.parse(line) as { probePort?: number };
+        if (record.probePort) return `http://127.0.0.1:${record.probePort}`;
+      }
+      return undefined;
+    },
   };
 }
 

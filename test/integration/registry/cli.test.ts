@@ -194,6 +194,8 @@ describe('tessera image inspect', () => {
     expect(bad.stderr).toContain('invalid image reference');
     const format = tessera('image', 'inspect', 'nginx', '-o', 'xml');
     expect(format.status).toBe(1);
-    expect(format.stderr).toContain('expected table, json or yaml');
+    expect(format.stderr).toContain(
+      "error: option '-o, --output <format>' argument 'xml' is invalid. Allowed choices are table, json, yaml.",
+    );
   });
 });

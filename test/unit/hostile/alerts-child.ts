@@ -1,5 +1,5 @@
 // Child process of alerts-answer.test.ts: the update status controller's alerts reader (createLiveAlertsReader,
-// as updateStatusRunnable builds it) reading once from the test's loopback Prometheus-like server, under the
+// as addUpdateStatusController builds it) reading once from the test's loopback Prometheus-like server, under the
 // update status Deployment's heap flags, once from each URL in turn, as the controller reads on every reconcile.
 // Prints one JSON line {readings: [{notice, alertsRead}]} on stdout and exits 0; an OOM or a crash shows as another
 // exit code. Environment: PROMETHEUS_URLS (JSON array of base URLs).
