@@ -43,14 +43,23 @@ export async function runStart(opts: StartOptions): Promise<void> {
     runUpdateStatus(target, stop.signal, logger),
     runNodePool(opts.name, target, stop.signal, logger),
   ];
-  const results = await Promise.allSettled(parts);
-  for (const r of results) {
-    if (r.status === 'rejected')
-      say(`error: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
-  }
+  const settled = await Promise.allSettled(parts);
+  // Stopped by the user while an area was still starting (its start-up I/O aborted): a clean stop, not an error.
+  const failures = settled
+    .filter((r): r is PromiseRejectedResult => r.status === 'rejected')
+    .map((r) => r.reason as unknown)
+    .filter((reason) => !(stop.signal.aborted && isAbortError(reason)));
+  for (const reason of failures) say(`error: ${reason instanceof Error ? reason.message : String(reason)}`);
   if (target.local)
     say(`local clusters keep running; stop them with \`npx tessera dev down --name ${opts.name}\``);
-  if (results.some((r) => r.status === 'rejected')) process.exitCode = 1;
+  if (failures.length > 0) process.exitCode = 1;
+}
+
+/** An AbortError, or an error caused by one (an API call aborted by the stop signal). */
+function isAbortError(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
+    if (e.name === 'AbortError') return true;
+  return false;
 }
 
 async function resolveTarget(name: string, KubeConfigClass: typeof KubeConfig): Promise<Target> {
