@@ -265,6 +265,9 @@ describe(`upgrade status on a live cluster`, () => {
         { timeoutMs: 30_000, what: 'node insight to follow the node' },
       );
       expect(nodeInsight(afterA, nodeA)?.message).toBe('Machine Config Daemon is processing the node');
+      // The API server may answer the read before the controller has counted its write (it counts once the
+      // write's answer arrives): wait for the count, then check it is exactly one.
+      await until('the write to be counted', () => stats.writes >= quiet.writes + 1);
       expect(stats.writes).toBe(quiet.writes + 1);
       await cacheCaughtUp();
       await until('the controller to put off its echo', () => stats.throttled > throttledBefore);
@@ -288,6 +291,7 @@ describe(`upgrade status on a live cluster`, () => {
         },
         { timeoutMs: 30_000, what: 'the second node change to be written' },
       );
+      await until('the second write to be counted', () => stats.writes >= quiet.writes + 2);
       expect(stats.writes).toBe(quiet.writes + 2);
 
       // And stays quiet again for further resync periods.
