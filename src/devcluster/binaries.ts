@@ -2,7 +2,7 @@
 // client tests compare with) and the operator framework's tools (opm, olm-validate, OLM's operators). hack/versions.env pins each component's version and hack/build-binaries.sh builds
 // them into <cache>/bin/<component>-<version>/; this module finds them and fails with instructions when one is
 // missing, never silently falling back to whatever is on PATH.
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -250,34 +250,51 @@ export function requireBinaries(
   return paths;
 }
 
+/** Where hack/build-binaries.sh keeps Go's output of its last run that had something to build. */
+export function buildLogPath(cache: string = cacheDir()): string {
+  return path.join(cache, 'bin', 'build.log');
+}
+
 /**
  * Like `requireBinaries`, but builds what is missing first by running hack/build-binaries.sh for the missing
- * components only (its progress goes to stderr). For `tessera dev up`, `npm start` and the test suite's global
- * setup, so a fresh clone needs nothing but Node and Go.
+ * components only (its progress goes to stderr, Go's output to `buildLogPath`). For `tessera dev up`, `npm start`
+ * and the test suite's global setup, so a fresh clone needs nothing but Node and Go.
  */
 export async function ensureBinaries(
   names: readonly BinaryName[] = DEV_CLUSTER_BINARIES,
   root: string = projectRoot,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<BinaryPaths> {
-  const missing = missingBinaries(names);
-  if (missing.files.length === 0) return binaryPaths();
+  const cache = cacheDir(env);
+  const paths = binaryPaths(readComponentVersions(root), cache);
+  const missing = missingBinaries(names, paths);
+  if (missing.files.length === 0) return paths;
   const components = buildComponentsFor(missing.names);
-  process.stderr.write(
-    `Building ${components.join(', ')} from the Go module proxy (first run only; Kubernetes takes several ` +
-      'minutes on two cores)...\n',
-  );
   const { spawn } = await import('node:child_process');
   const script = path.join(root, 'hack', 'build-binaries.sh');
+  const log = buildLogPath(cache);
+  const logBefore = modifiedAt(log);
   const code = await new Promise<number>((resolve, reject) => {
-    const child = spawn('bash', [script, ...components], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn('bash', [script, ...components], { stdio: ['ignore', 'inherit', 'inherit'], env });
     child.on('error', reject);
     child.on('exit', (status) => resolve(status ?? 1));
   });
   if (code !== 0) {
+    // The script opens its log only once it starts Go; a failure before that (no Go, a bad pin) is on stderr alone.
+    const wroteLog = modifiedAt(log) !== logBefore;
     throw new DevClusterError(
       'TESSERA_DEVCLUSTER_BINARIES_MISSING',
-      `${script} ${components.join(' ')} failed (exit ${code}); see its output above`,
+      `${script} ${components.join(' ')} failed (exit ${code}); ` +
+        (wroteLog ? `Go's output is in ${log} (its last lines are above)` : 'see its output above'),
     );
   }
-  return requireBinaries(binaryPaths(), names);
+  return requireBinaries(paths, names);
+}
+
+function modifiedAt(file: string): number | undefined {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
 }
