@@ -3,8 +3,10 @@
 // and the push, opm (operator-registry, built by hack/build-binaries.sh) to render and validate the catalog.
 //
 //   npm run bundle -- bundle --registry HOST --operator-image REF@sha256:... [--repository tessera/bundle]
-//                    [--version V] [--replaces tessera.vX.Y.Z] [--tag T] [--ca-file CA] [--auth-file CONFIG]
-//       renders bundle/ for that image (by digest) and version, pushes it, prints HOST/REPO@digest
+//                    [--version V] [--replaces tessera.vX.Y.Z] [--created-at RFC3339] [--tag T] [--ca-file CA]
+//                    [--auth-file CONFIG]
+//       renders bundle/ for that image (by digest) and version, pushes it, prints HOST/REPO@digest; the CSV's
+//       createdAt is the version's date in hack/bundle/metadata.ts unless --created-at gives one
 //   npm run bundle -- catalog --registry HOST --bundle REF@sha256:... [--bundle ...] [--repository tessera/catalog]
 //                    [--tag T] [--out DIR] [--ca-file CA] [--auth-file CONFIG]
 //       renders the bundles with opm, adds the package and channels (each release replaces the one before),
@@ -130,6 +132,7 @@ const OPTIONS = {
   'operator-image': { type: 'string' },
   version: { type: 'string' },
   replaces: { type: 'string' },
+  'created-at': { type: 'string' },
   bundle: { type: 'string', multiple: true },
   out: { type: 'string' },
 } as const;
@@ -145,6 +148,7 @@ async function buildBundle(
     version: values.version,
     image: operatorImage,
     replaces: values.replaces,
+    createdAt: values['created-at'],
   });
   const dir = path.join(work, 'bundle');
   for (const file of renderBundle(sources)) {

@@ -1,10 +1,11 @@
 // The OLM bundle as a cluster admin installing from OperatorHub gets it: the Deployments of deploy/ with OLM's TLS,
 // the same RBAC minus what OLM does itself, webhook definitions naming the paths the webhook serves, examples that
 // the operator itself accepts, and metadata that matches the catalog.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { parse } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CONVERSION_WEBHOOK_PATH } from '../../src/podplacement/api/conversion.js';
 import {
   ClusterPodPlacementConfigSpecV1beta1,
@@ -30,10 +31,15 @@ interface Rule {
   verbs: string[];
 }
 interface Csv {
-  metadata: { name: string; annotations: Record<string, string> };
+  metadata: { name: string; labels?: Record<string, string>; annotations: Record<string, string> };
   spec: {
     version: string;
     replaces?: string;
+    maturity?: string;
+    provider: { name: string; url?: string };
+    maintainers: { name: string; email: string }[];
+    links: { name: string; url: string }[];
+    icon: { base64data: string; mediatype: string }[];
     installModes: { type: string; supported: boolean }[];
     relatedImages: { name: string; image: string }[];
     install: {
@@ -62,7 +68,7 @@ interface PodSpec {
   volumes?: { name: string }[];
 }
 
-async function render(overrides: { replaces?: string; version?: string } = {}) {
+async function render(overrides: { replaces?: string; version?: string; createdAt?: string } = {}) {
   const files = renderBundle(await readBundleSources(root, { image: IMAGE, ...overrides }));
   const byPath = new Map(files.map((f) => [f.path, f.content]));
   const csv = parse(byPath.get('manifests/tessera.clusterserviceversion.yaml') ?? '') as Csv;
@@ -227,7 +233,11 @@ describe('OLM bundle', () => {
   });
 
   it('names its version, its upgrade edge and the channels the catalog lists', async () => {
-    const { csv, byPath } = await render({ version: '0.2.0', replaces: 'tessera.v0.1.0' });
+    const { csv, byPath } = await render({
+      version: '0.2.0',
+      replaces: 'tessera.v0.1.0',
+      createdAt: '2027-01-15T00:00:00Z',
+    });
     expect(csv.metadata.name).toBe('tessera.v0.2.0');
     expect(csv.spec.version).toBe('0.2.0');
     expect(csv.spec.replaces).toBe('tessera.v0.1.0');
@@ -239,6 +249,101 @@ describe('OLM bundle', () => {
       .filter((b) => b['schema'] === 'olm.channel')
       .map((b) => b['name']);
     expect(annotations['operators.operatorframework.io.bundle.channels.v1']?.split(',')).toEqual(channels);
+  });
+});
+
+/** The platforms hack/image/build.sh builds the operator image for (its `all_platforms`). */
+function imagePlatforms(): string[] {
+  const script = readFileSync(path.join(root, 'hack/image/build.sh'), 'utf8');
+  const line = /^all_platforms=(.+)$/m.exec(script)?.[1];
+  if (!line) throw new Error('hack/image/build.sh has no all_platforms= line');
+  return line.trim().split(',');
+}
+
+describe('the CSV as OperatorHub and the console read it', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('declares every platform the operator image is built for, so it is not listed as amd64-only', async () => {
+    const { csv } = await render();
+    const platforms = imagePlatforms();
+    expect(platforms).toEqual(['amd64', 'arm64', 'ppc64le', 's390x']);
+    expect(csv.metadata.labels).toEqual({
+      ...Object.fromEntries(platforms.map((a) => [`operatorframework.io/arch.${a}`, 'supported'])),
+      'operatorframework.io/os.linux': 'supported',
+    });
+  });
+
+  it('carries the listing fields: createdAt, repository, links, provider, maintainers, maturity, icon', async () => {
+    const { csv } = await render();
+    const a = csv.metadata.annotations;
+    expect(a['createdAt']).toBe(BUNDLE_METADATA.releaseDates['0.1.0']);
+    expect(a['repository']).toMatch(/^https:\/\//);
+    expect(a['containerImage']).toBe(IMAGE);
+    expect(a['support']).toBeTruthy();
+    expect(a['capabilities']).toBe('Seamless Upgrades');
+    expect(a['categories']).toBeTruthy();
+    expect(csv.spec.links.map((l) => l.name)).toEqual(['Source', 'Documentation']);
+    for (const l of csv.spec.links) expect(new URL(l.url).protocol).toBe('https:');
+    expect(csv.spec.links[0]?.url).toBe(a['repository']);
+    expect(csv.spec.provider).toEqual({ name: 'Tessera', url: a['repository'] });
+    expect(csv.spec.maintainers.every((m) => m.name && /^[^@\s]+@[^@\s]+$/.test(m.email))).toBe(true);
+    expect(csv.spec.maturity).toBe('alpha');
+    expect(csv.spec.icon).toHaveLength(1);
+    expect(csv.spec.icon[0]?.mediatype).toBe('image/svg+xml');
+  });
+
+  it('takes createdAt from the release date, never the clock, and refuses a version without one', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2030-06-01T12:00:00Z'));
+    const later = await render();
+    vi.setSystemTime(new Date('2031-02-03T04:05:06Z'));
+    const evenLater = await render();
+    vi.useRealTimers();
+    expect(evenLater.files).toEqual(later.files);
+    expect(later.csv.metadata.annotations['createdAt']).toBe('2026-12-02T00:00:00Z');
+    // Go's YAML 1.1 readers would take an unquoted one for a timestamp.
+    expect(later.byPath.get('manifests/tessera.clusterserviceversion.yaml')).toContain(
+      'createdAt: "2026-12-02T00:00:00Z"',
+    );
+
+    await expect(render({ version: '0.3.0' })).rejects.toThrow(
+      /no release date for version 0\.3\.0: add it to releaseDates in hack\/bundle\/metadata\.ts, or pass --created-at/,
+    );
+    const given = await render({ version: '0.3.0', createdAt: '2027-03-04T05:06:07Z' });
+    expect(given.csv.metadata.annotations['createdAt']).toBe('2027-03-04T05:06:07Z');
+    await expect(render({ version: '0.3.0', createdAt: '2027-03-04' })).rejects.toThrow(
+      /createdAt "2027-03-04" is not an RFC 3339 UTC time/,
+    );
+  });
+
+  it('hides the console\'s operand delete and says in the uninstall dialog what to delete first', async () => {
+    const { csv } = await render();
+    const a = csv.metadata.annotations;
+    // Deleted together with the operator, the ClusterPodPlacementConfig's finalizer would have nobody to run it.
+    expect(a['console.openshift.io/disable-operand-delete']).toBe('true');
+    const message = a['operator.openshift.io/uninstall-message'] ?? '';
+    expect(message).toMatch(/^Before you uninstall, delete every PodPlacementConfig and then the ClusterPodPlacementConfig/);
+    expect(message).toContain('tessera podplacement release -A');
+  });
+
+  it('lists internal objects only when there are some, and only CRDs the bundle ships', async () => {
+    const { csv } = await render();
+    // Both CRDs are the admin's configuration: the console must show them.
+    expect(csv.metadata.annotations).not.toHaveProperty('operators.operatorframework.io/internal-objects');
+    const sources = await readBundleSources(root, { image: IMAGE });
+    const withInternal = (internalObjects: string[]) =>
+      renderBundle({ ...sources, metadata: { ...BUNDLE_METADATA, internalObjects } });
+    const rendered = withInternal(['podplacementconfigs.multiarch.openshift.io']).find((f) =>
+      f.path.endsWith('.clusterserviceversion.yaml'),
+    );
+    expect((parse(rendered?.content ?? '') as Csv).metadata.annotations).toMatchObject({
+      'operators.operatorframework.io/internal-objects': '["podplacementconfigs.multiarch.openshift.io"]',
+    });
+    expect(() => withInternal(['enoexecevents.multiarch.openshift.io'])).toThrow(
+      /internalObjects names CRDs the bundle does not ship: enoexecevents\.multiarch\.openshift\.io/,
+    );
   });
 });
 

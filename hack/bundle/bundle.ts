@@ -38,6 +38,8 @@ export interface BundleSources {
   readonly image: string;
   /** The CSV this one replaces (upgrade edge), e.g. `tessera.v0.1.0`. */
   readonly replaces?: string;
+  /** The CSV's `createdAt` (RFC 3339, UTC); default: the version's date in the metadata's releaseDates. */
+  readonly createdAt?: string;
   /** Every object of deploy/podplacement/base, in file order. */
   readonly deployObjects: readonly Manifest[];
   /** The CRDs of the pod placement API (deploy/crds/multiarch.openshift.io_*). */
@@ -62,7 +64,14 @@ export class BundleSourceError extends TesseraError<'TESSERA_PODPLACEMENT_BUNDLE
   }
 }
 
-const YAML_OPTIONS = { lineWidth: 0, sortMapEntries: false, aliasDuplicateObjects: false } as const;
+// YAML 1.1 quoting: OLM and opm read bundles with Go's YAML 1.1 parsers, to which an unquoted createdAt is a
+// timestamp and `yes`/`on` are booleans; 1.1 quotes every string such a parser would take for something else.
+const YAML_OPTIONS = {
+  lineWidth: 0,
+  sortMapEntries: false,
+  aliasDuplicateObjects: false,
+  version: '1.1',
+} as const;
 const yaml = (o: unknown): string => stringify(o, YAML_OPTIONS);
 
 export const csvName = (packageName: string, version: string): string => `${packageName}.v${version}`;
@@ -166,6 +175,30 @@ function ofKind(objects: readonly Manifest[], kind: string): Manifest[] {
   return objects.filter((o) => o.kind === kind);
 }
 
+const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+
+/** The CSV's `createdAt`: given, or the version's release date; never the clock (the bundle must not go stale). */
+function createdAt(s: BundleSources, meta: CsvMetadata): string {
+  const date = s.createdAt ?? meta.releaseDates[s.version];
+  if (date === undefined)
+    throw new BundleSourceError(
+      `no release date for version ${s.version}: add it to releaseDates in hack/bundle/metadata.ts, or pass --created-at`,
+    );
+  if (!RFC3339_UTC.test(date) || Number.isNaN(Date.parse(date)))
+    throw new BundleSourceError(`createdAt ${JSON.stringify(date)} is not an RFC 3339 UTC time (2026-12-02T00:00:00Z)`);
+  return date;
+}
+
+/** The console hides internal objects by CRD name: each must be a CRD the bundle ships. */
+function internalObjects(crds: readonly Manifest[], meta: CsvMetadata): Record<string, string> {
+  if (meta.internalObjects.length === 0) return {};
+  const owned = new Set(crds.map((c) => c.metadata.name));
+  const unknown = meta.internalObjects.filter((name) => !owned.has(name));
+  if (unknown.length > 0)
+    throw new BundleSourceError(`internalObjects names CRDs the bundle does not ship: ${unknown.join(', ')}`);
+  return { 'operators.operatorframework.io/internal-objects': JSON.stringify(meta.internalObjects) };
+}
+
 function clusterServiceVersion(s: BundleSources, meta: CsvMetadata, operatorNamespace: string) {
   const deployments = ofKind(s.deployObjects, 'Deployment').map((d) => olmDeployment(d, s.image));
   const { permissions, clusterPermissions } = rbac(s.deployObjects, operatorNamespace);
@@ -202,15 +235,25 @@ function clusterServiceVersion(s: BundleSources, meta: CsvMetadata, operatorName
     kind: 'ClusterServiceVersion',
     metadata: {
       name: csvName(meta.packageName, s.version),
+      // What OLM and the console filter on: the platforms the operator runs on (no label means amd64 only).
+      labels: {
+        ...Object.fromEntries(meta.architectures.map((a) => [`operatorframework.io/arch.${a}`, 'supported'])),
+        'operatorframework.io/os.linux': 'supported',
+      },
       annotations: {
         'alm-examples': JSON.stringify(meta.examples, null, 2),
         capabilities: meta.capabilities,
         categories: meta.categories.join(', '),
         containerImage: s.image,
+        createdAt: createdAt(s, meta),
         description: meta.shortDescription,
+        repository: meta.repository,
         support: meta.provider.name,
         'operatorframework.io/suggested-namespace': operatorNamespace,
         'operators.openshift.io/valid-subscription': '[]',
+        'console.openshift.io/disable-operand-delete': String(meta.disableOperandDelete),
+        'operator.openshift.io/uninstall-message': meta.uninstallMessage,
+        ...internalObjects(s.crds, meta),
         ...meta.featureAnnotations,
       },
     },

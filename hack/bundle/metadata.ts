@@ -1,7 +1,9 @@
 // What the OLM bundle says about the operator that deploy/ has no place for: the OperatorHub listing (names,
-// description, icon, links, maintainers), the package and its channels, and the examples the console offers.
-// The examples are checked by the operator's own config validation in the unit test, so they never go stale.
+// description, icon, links, maintainers, architectures, release dates), the package and its channels, what the
+// console says and offers at uninstall, and the examples it offers. The examples are checked by the operator's own
+// config validation in the unit test, so they never go stale.
 import { EXCLUDE_NAMESPACE_LABEL } from '../../src/podplacement/constants.js';
+import { PROJECT_REPOSITORY_URL } from '../../src/runtime/light.js';
 
 export interface CsvMetadata {
   readonly packageName: string;
@@ -23,12 +25,44 @@ export interface CsvMetadata {
   readonly links: readonly { readonly name: string; readonly url: string }[];
   readonly keywords: readonly string[];
   readonly iconSvg: string;
+  /** The `repository` annotation: where the source lives (OperatorHub links it as "Repository"). */
+  readonly repository: string;
+  /**
+   * The platforms (linux) the operator image is built for: hack/image/build.sh's `all_platforms`, checked by the unit
+   * test. Each becomes an `operatorframework.io/arch.<arch>: supported` label; without one OLM and the console
+   * treat the operator as amd64-only.
+   */
+  readonly architectures: readonly string[];
+  /**
+   * The `createdAt` annotation of each version, RFC 3339 (UTC). Taken from here, never from the clock, so the
+   * committed bundle and a release's bundle image are the same whenever they are built. Add the version's date
+   * when package.json's version changes; a bundle of an unlisted version needs an explicit date (`--created-at`).
+   */
+  readonly releaseDates: Readonly<Record<string, string>>;
+  /** `operator.openshift.io/uninstall-message`: what the console's Uninstall Operator dialog tells the admin. */
+  readonly uninstallMessage: string;
+  /**
+   * `console.openshift.io/disable-operand-delete`: "true" hides the console's "Delete all operand instances" box in
+   * that dialog, so the console never deletes the configs as part of removing the operator.
+   */
+  readonly disableOperandDelete: boolean;
+  /**
+   * CRDs (by name) the console hides as `operators.operatorframework.io/internal-objects`: those the operator
+   * creates for itself, which users never edit. The annotation is left out while there is none.
+   */
+  readonly internalObjects: readonly string[];
   /** OpenShift's `features.operators.openshift.io/*` infrastructure annotations. */
   readonly featureAnnotations: Readonly<Record<string, string>>;
   readonly examples: readonly Record<string, unknown>[];
   readonly kindDisplayNames: Readonly<Record<string, string>>;
   readonly specDescriptorTypes: Readonly<Record<string, readonly string[]>>;
 }
+
+/**
+ * The project's source repository, on the same account as the image (quay.io/tessera/tessera): the CSV's
+ * `repository` annotation, Source link and provider URL.
+ */
+const REPOSITORY = PROJECT_REPOSITORY_URL;
 
 /** A 2x2 tessellation in the four architectures' colours. */
 const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="8" fill="#1f2937"/><rect x="8" y="8" width="22" height="22" rx="3" fill="#60a5fa"/><rect x="34" y="8" width="22" height="22" rx="3" fill="#34d399"/><rect x="8" y="34" width="22" height="22" rx="3" fill="#fbbf24"/><rect x="34" y="34" width="22" height="22" rx="3" fill="#f87171"/></svg>`;
@@ -59,12 +93,28 @@ export const BUNDLE_METADATA: CsvMetadata = {
   maturity: 'alpha',
   capabilities: 'Seamless Upgrades',
   categories: ['OpenShift Optional'],
-  provider: { name: 'Tessera' },
+  provider: { name: 'Tessera', url: REPOSITORY },
   maintainers: [{ name: 'Tessera maintainers', email: 'maintainers@tessera.dev' }],
-  // The project has no public home yet; add Source and Documentation links when it has one.
-  links: [],
+  links: [
+    { name: 'Source', url: REPOSITORY },
+    { name: 'Documentation', url: `${REPOSITORY}#installing-with-olm` },
+  ],
   keywords: ['multiarch', 'multi-architecture', 'arm64', 'ppc64le', 's390x', 'scheduling', 'node affinity'],
   iconSvg: ICON_SVG,
+  repository: REPOSITORY,
+  architectures: ['amd64', 'arm64', 'ppc64le', 's390x'],
+  releaseDates: { '0.1.0': '2026-12-02T00:00:00Z' },
+  uninstallMessage:
+    'Before you uninstall, delete every PodPlacementConfig and then the ClusterPodPlacementConfig "cluster" while ' +
+    'the operator still runs: it removes its webhook and releases every pod it gated, and the delete returns when ' +
+    'none is left. Pods still gated when the operator is gone stay Pending until released with ' +
+    '`tessera podplacement release -A`.',
+  // The ClusterPodPlacementConfig's finalizer, which releases the gated pods, needs the running operator. Deleted
+  // by the console in the same step that removes the operator, the config could be left Terminating with pods
+  // still gated; without the box the admin deletes it first, as the uninstall message says.
+  disableOperandDelete: true,
+  // Both CRDs are the admin's configuration; none is the operator's own bookkeeping.
+  internalObjects: [],
   featureAnnotations: {
     // The operator reads images from the registries the cluster's mirror policies name (disconnected clusters).
     'features.operators.openshift.io/disconnected': 'true',

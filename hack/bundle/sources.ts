@@ -28,7 +28,7 @@ async function readManifests(file: string): Promise<Manifest[]> {
 
 export async function readBundleSources(
   root: string,
-  overrides: { version?: string; image?: string; replaces?: string } = {},
+  overrides: { version?: string; image?: string; replaces?: string; createdAt?: string } = {},
 ): Promise<BundleSources> {
   const base = path.join(root, POD_PLACEMENT_BASE);
   const [kustomization] = await readManifests(path.join(base, 'kustomization.yaml'));
@@ -40,6 +40,7 @@ export async function readBundleSources(
     version,
     image: overrides.image ?? `${RELEASE_IMAGE_REPOSITORY}:v${version}`,
     replaces: overrides.replaces,
+    createdAt: overrides.createdAt,
     deployObjects,
     crds: [buildCrd(CLUSTER_POD_PLACEMENT_CONFIG), buildCrd(POD_PLACEMENT_CONFIG)] as unknown as Manifest[],
   };

@@ -8,6 +8,7 @@ import { isConflict, isNotFound } from '../runtime/index.js';
 import type { ClusterPodPlacementConfig, LabelSelector } from './api/schema.js';
 import { canServeMutatingWebhook, desiredConditions, mergeConditions, sameConditions } from './conditions.js';
 import { CLUSTER_CONFIG_NAME, FINALIZERS, MUTATING_WEBHOOK } from './constants.js';
+import { execFormatErrorMonitorEnabled } from './unsupported-plugins.js';
 import {
   mutatingWebhookConfiguration,
   type WebhookConfigurationObject,
@@ -80,6 +81,7 @@ export class ClusterConfigController {
       webhookReady: this.o.webhookReady(),
       deprovisioning: false,
       mutatingWebhookConfigurationPresent: false,
+      execFormatErrorMonitorEnabled: execFormatErrorMonitorEnabled(config),
     };
     const now = this.o.clock.now();
     this.startedAt ??= now;
@@ -113,6 +115,7 @@ export class ClusterConfigController {
         webhookReady: this.o.webhookReady(),
         deprovisioning: true,
         mutatingWebhookConfigurationPresent: false,
+        execFormatErrorMonitorEnabled: execFormatErrorMonitorEnabled(config),
       },
       signal,
     );

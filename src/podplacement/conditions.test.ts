@@ -6,6 +6,7 @@ const ready = {
   webhookReady: true,
   mutatingWebhookConfigurationPresent: true,
   deprovisioning: false,
+  execFormatErrorMonitorEnabled: false,
 };
 const byType = (list: { type: string; status: string; reason: string }[]) =>
   Object.fromEntries(list.map((c) => [c.type, [c.status, c.reason]]));
@@ -20,7 +21,25 @@ describe('ClusterPodPlacementConfig conditions', () => {
       PodPlacementControllerNotRolledOut: ['False', 'PodPlacementControllerReady'],
       PodPlacementWebhookNotRolledOut: ['False', 'PodPlacementWebhookReady'],
       MutatingWebhookConfigurationNotAvailable: ['False', 'AllComponentsReady'],
+      ExecFormatErrorMonitorUnsupported: ['False', 'ExecFormatErrorMonitorNotEnabled'],
     });
+  });
+
+  it('says the exec format error monitor is not implemented while it is enabled, and nothing else changes', () => {
+    const asked = desiredConditions({ ...ready, execFormatErrorMonitorEnabled: true }, 4);
+    const monitor = asked.find((c) => c.type === 'ExecFormatErrorMonitorUnsupported');
+    expect(monitor).toMatchObject({
+      status: 'True',
+      reason: 'ExecFormatErrorMonitorNotImplemented',
+      observedGeneration: 4,
+    });
+    expect(monitor?.message).toMatch(
+      /^spec\.plugins\.execFormatErrorMonitor\.enabled is true, but Tessera does not implement the exec format error monitor/,
+    );
+    expect(monitor?.message).toContain('Pod placement is not affected');
+    // Pods are still gated and placed: the operand stays Available and not Degraded.
+    const others = (list: typeof asked) => list.filter((c) => c.type !== 'ExecFormatErrorMonitorUnsupported');
+    expect(others(asked)).toEqual(others(desiredConditions(ready, 4)));
   });
 
   it('concatenates the reasons of what is missing, like the reference', () => {

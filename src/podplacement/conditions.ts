@@ -3,6 +3,7 @@
 // condition's status changes, so writing the same observation twice is a no-op.
 import type { Condition } from './api/schema.js';
 import { ALL_COMPONENTS_READY, CONDITION_TYPES, SCHEDULING_GATE } from './constants.js';
+import { execFormatErrorMonitorCondition } from './unsupported-plugins.js';
 
 export interface OperandObservation {
   /** The pod reconciler has synced its caches and is processing gated pods. */
@@ -13,6 +14,8 @@ export interface OperandObservation {
   readonly mutatingWebhookConfigurationPresent: boolean;
   /** The config is being deleted (deletionTimestamp set). */
   readonly deprovisioning: boolean;
+  /** The config asks for the exec format error monitor, which Tessera does not implement. */
+  readonly execFormatErrorMonitorEnabled: boolean;
 }
 
 /** Whether the MutatingWebhookConfiguration may exist: both halves ready and not tearing down. */
@@ -24,7 +27,10 @@ const status = (b: boolean): Condition['status'] => (b ? 'True' : 'False');
 const not = (b: boolean): string => (b ? '' : 'not ');
 const capitalized = (s: string): string => (s ? s[0]?.toUpperCase() + s.slice(1) : s);
 
-/** The seven conditions for an observation (without timestamps merged; see mergeConditions). */
+/**
+ * The reference's seven conditions for an observation, and Tessera's ExecFormatErrorMonitorUnsupported (without
+ * timestamps merged; see mergeConditions).
+ */
 export function desiredConditions(
   o: OperandObservation,
   observedGeneration?: number,
@@ -95,6 +101,7 @@ export function desiredConditions(
       message: `The mutating webhook configuration is ${not(!mwcMissing)}ready.`,
       ...gen,
     },
+    execFormatErrorMonitorCondition(o.execFormatErrorMonitorEnabled, observedGeneration),
   ];
 }
 

@@ -206,6 +206,48 @@ describe('validating handlers', () => {
     const ok = new ClusterConfigValidator(reader(true, [])).handle(request('UPDATE', clusterConfig()));
     expect(ok.allowed).toBe(true);
   });
+
+  it('admits a ClusterPodPlacementConfig asking for the exec format error monitor, with a warning', () => {
+    const validator = new ClusterConfigValidator(reader(true, []));
+    const monitor = (enabled: boolean) => {
+      const config = clusterConfig();
+      config.spec = { ...config.spec, plugins: { execFormatErrorMonitor: { enabled } } };
+      return config;
+    };
+    for (const operation of ['CREATE', 'UPDATE'] as const) {
+      const result = validator.handle(request(operation, monitor(true)));
+      expect(result.allowed).toBe(true);
+      expect(result.warnings).toEqual([
+        'spec.plugins.execFormatErrorMonitor.enabled is true, but Tessera does not implement the exec format ' +
+          'error monitor: no ENoExecEvents, events, metrics or alerts. Pod placement is not affected.',
+      ]);
+      // The API server may cut a warning longer than this.
+      expect(result.warnings?.[0]?.length).toBeLessThanOrEqual(256);
+    }
+    // Written through v1alpha1, the plugins travel in the annotation a v1alpha1 read returned.
+    const alpha = {
+      apiVersion: 'multiarch.openshift.io/v1alpha1',
+      kind: 'ClusterPodPlacementConfig',
+      metadata: {
+        name: 'cluster',
+        annotations: {
+          'multiarch.openshift.io/v1beta1-spec': JSON.stringify({
+            plugins: { execFormatErrorMonitor: { enabled: true } },
+          }),
+        },
+      },
+      spec: { logVerbosity: 'Debug' },
+    };
+    expect(validator.handle(request('UPDATE', alpha)).warnings).toHaveLength(1);
+    expect(validator.handle(request('CREATE', monitor(false))).warnings).toBeUndefined();
+    expect(validator.handle(request('CREATE', clusterConfig())).warnings).toBeUndefined();
+    // A refused config gets the refusal only.
+    const misnamed = monitor(true);
+    misnamed.metadata.name = 'other';
+    const refused = validator.handle(request('CREATE', misnamed));
+    expect(refused.allowed).toBe(false);
+    expect(refused.warnings).toBeUndefined();
+  });
 });
 
 describe('label selector validity at admission', () => {

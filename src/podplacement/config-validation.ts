@@ -1,6 +1,7 @@
 // Validation that the CRD schema cannot express, served as validating webhooks: a PodPlacementConfig needs the
 // ClusterPodPlacementConfig to exist and a priority unique in its namespace; the ClusterPodPlacementConfig cannot
-// be deleted while any PodPlacementConfig exists. Decisions are pure functions. The webhook port answers any
+// be deleted while any PodPlacementConfig exists, and is admitted with a warning for what Tessera accepts but does
+// not implement (./unsupported-plugins.ts). Decisions are pure functions. The webhook port answers any
 // caller, so reviews are answered from the informer cache and may cost API calls only within a budget: the DELETE
 // rule counts PodPlacementConfigs in the cache (no API call; the finalizer upholds the rule should the cache lag).
 // A PodPlacementConfig the cache refuses (priority clash) is refused at once; one it would admit is confirmed
@@ -11,6 +12,7 @@ import { allowed, denied, realClock } from '../runtime/index.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import { CLUSTER_CONFIG_NAME } from './constants.js';
 import { labelSelectorProblem } from '../runtime/index.js';
+import { clusterConfigWarnings } from './unsupported-plugins.js';
 
 export type Verdict = { allowed: true } | { allowed: false; message: string };
 
@@ -196,7 +198,11 @@ export class ClusterConfigValidator implements AdmissionHandler {
       return toResult(validateClusterConfigDeletion(this.reader.cachedPodPlacementConfigCount()));
     }
     if (request.operation === 'CREATE' || request.operation === 'UPDATE') {
-      return toResult(validateClusterConfig(request.object as ClusterPodPlacementConfig));
+      const config = request.object as ClusterPodPlacementConfig;
+      const result = toResult(validateClusterConfig(config));
+      // What is accepted but not implemented is said at every write, so whoever applies it reads it.
+      const warnings = result.allowed ? clusterConfigWarnings(config) : [];
+      return warnings.length > 0 ? { ...result, warnings } : result;
     }
     return allowed();
   }

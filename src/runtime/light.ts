@@ -57,3 +57,4 @@ export {
   type ConditionStatus,
   type ConditionUpdate,
 } from './conditions.js';
+export { PROJECT_REPOSITORY_URL, readmeSectionUrl } from './project-links.js';

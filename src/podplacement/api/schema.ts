@@ -66,7 +66,11 @@ export type NodeAffinityScoring = Static<typeof NodeAffinityScoringSchema>;
 
 const ExecFormatErrorMonitorSchema = Type.Object(
   {
-    enabled: Type.Boolean({ description: 'Accepted for compatibility; Tessera does not run this monitor.' }),
+    enabled: Type.Boolean({
+      description:
+        'Accepted for compatibility; Tessera does not run this monitor. true is admitted with a warning and ' +
+        'reported by the ExecFormatErrorMonitorUnsupported condition.',
+    }),
   },
   { description: 'The ExecFormatErrorMonitor plugin (accepted for compatibility, not implemented).' },
 );

@@ -51,6 +51,17 @@ async function bundleScript(args: string[], umask = '022'): Promise<string> {
   return ref;
 }
 
+/** The optional validators `--select all` must run: the operatorframework, OperatorHub and community suites. */
+const SELECTED_VALIDATORS = [
+  'operatorhubv2',
+  'standardcapabilities',
+  'standardcategories',
+  'alpha-deprecated-apis',
+  'good-practices',
+  'community',
+  'object',
+];
+
 async function validate(dir: string): Promise<{ code: number; warnings: string[]; output: string }> {
   const result = await run(bins['olm-validate'], ['--select', 'all', dir]).then(
     (r) => ({ code: 0, output: r.stdout + r.stderr }),
@@ -59,6 +70,9 @@ async function validate(dir: string): Promise<{ code: number; warnings: string[]
       output: err.stdout + err.stderr,
     }),
   );
+  // Its summary line names the validators that ran: a suite left out would pass silently.
+  const ran = /\(default validators \+ ([^)]*)\)/.exec(result.output)?.[1]?.split(', ') ?? [];
+  expect(ran, result.output).toEqual(expect.arrayContaining(SELECTED_VALIDATORS));
   return { ...result, warnings: result.output.split('\n').filter((l) => l.startsWith('WARN')) };
 }
 
@@ -110,6 +124,9 @@ describe('bundle and catalog images', () => {
         '0.2.0',
         '--replaces',
         'tessera.v0.1.0',
+        // A version hack/bundle/metadata.ts has no release date for: the build is given one.
+        '--created-at',
+        '2027-01-15T00:00:00Z',
       ]);
 
       // Read back as OLM's unpacker would: the image's file system is a bundle directory.
@@ -127,6 +144,7 @@ describe('bundle and catalog images', () => {
       const csv = readFileSync(path.join(unpacked, 'manifests/tessera.clusterserviceversion.yaml'), 'utf8');
       expect(csv).toContain(`image: ${operatorImage}`);
       expect(csv).toContain('replaces: tessera.v0.1.0');
+      expect(csv).toContain('createdAt: "2027-01-15T00:00:00Z"');
 
       const index = JSON.parse(await crane(['manifest', v2])) as {
         manifests: { platform: { architecture: string } }[];

@@ -1,11 +1,16 @@
 // ClusterPodPlacementConfig served as v1alpha1 and stored as v1beta1, converted by the operator's webhook on the real
 // kube-apiserver: v1beta1-only fields (plugins, fallbackArchitecture) survive a v1alpha1 update, and v1alpha1 reads
-// carry them in an annotation. Runs on a private, node-less cluster: the config is a cluster singleton, and the
-// operator re-points the CRD's conversion webhook at its own URL.
+// carry them in an annotation. The operator's validating webhook answers too: what it accepts but does not
+// implement (the exec format error monitor) comes back to kubectl as a warning and shows as a status condition.
+// Runs on a private, node-less cluster: the config is a cluster singleton, and the operator re-points the CRD's
+// conversion webhook and its validating webhook at its own URL.
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { binaryPaths } from '../../../src/devcluster/binaries.js';
 import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { CONVERSION_WEBHOOK_PATH, SPEC_ANNOTATION } from '../../../src/podplacement/api/conversion.js';
 import {
@@ -15,6 +20,7 @@ import {
 import { ApiStatusError, KubeClient, silentLogger } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 
+const run = promisify(execFile);
 const opNs = 'pp-conversion-operator';
 const crdPath =
   '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/clusterpodplacementconfigs.multiarch.openshift.io';
@@ -25,7 +31,7 @@ interface Cppc {
   apiVersion: string;
   metadata: { name: string; resourceVersion?: string; annotations?: Record<string, string> };
   spec: Record<string, unknown>;
-  status?: { conditions?: { type: string; status: string }[] };
+  status?: { conditions?: { type: string; status: string; reason: string; message: string }[] };
 }
 
 let cluster: DevCluster | undefined;
@@ -58,10 +64,12 @@ beforeAll(async () => {
     probes: false,
     leaderElection: false,
     installCrds: true,
+    manageValidatingWebhook: true,
     globalPullSecret: { namespace: opNs, name: 'pull-secret' },
     handleSignals: false,
     logger: silentLogger,
   });
+  await Promise.race([operator.validatingWebhookConfigured, operator.stopped]);
   const port = operator.webhookPort;
   await eventually(
     async () => {
@@ -86,6 +94,35 @@ afterAll(async () => {
 }, 120_000);
 
 const get = (base: string) => client.request<Cppc>({ method: 'GET', path: `${base}/cluster` });
+
+/** `kubectl patch` of the config through v1beta1, as an admin types it; returns what kubectl printed on stderr. */
+async function kubectlPatch(spec: Record<string, unknown>): Promise<string> {
+  const { stderr } = await run(binaryPaths().kubectl, [
+    '--kubeconfig',
+    cluster?.kubeconfigPath ?? '',
+    'patch',
+    'clusterpodplacementconfigs.v1beta1.multiarch.openshift.io',
+    'cluster',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec }),
+  ]);
+  return stderr;
+}
+
+/** The config's ExecFormatErrorMonitorUnsupported condition once the controller reports `status`. */
+function monitorCondition(status: 'True' | 'False') {
+  return eventually(
+    async () => {
+      const c = (await get(betaPath)).status?.conditions?.find(
+        (x) => x.type === 'ExecFormatErrorMonitorUnsupported',
+      );
+      if (c?.status !== status) throw new Error(`condition is ${JSON.stringify(c)}`);
+      return c;
+    },
+    { timeoutMs: 60_000, what: `ExecFormatErrorMonitorUnsupported=${status}` },
+  );
+}
 
 describe('ClusterPodPlacementConfig conversion webhook', () => {
   it('keeps v1beta1-only fields through v1alpha1 reads and updates', async () => {
@@ -184,5 +221,35 @@ describe('ClusterPodPlacementConfig conversion webhook', () => {
       );
     expect(err).toBeInstanceOf(ApiStatusError);
     expect((err as ApiStatusError).message).toContain("its name must be 'cluster'");
+  });
+
+  it('warns kubectl that the exec format error monitor is not implemented, and reports it in a condition', async () => {
+    // The API server picks up the webhook configuration moments after the operator writes it: the patch is
+    // repeated (it is idempotent) until the warning comes back.
+    const stderr = await eventually(
+      async () => {
+        const printed = await kubectlPatch({ plugins: { execFormatErrorMonitor: { enabled: true } } });
+        if (!printed.includes('Warning:')) throw new Error(`no warning yet: ${JSON.stringify(printed)}`);
+        return printed;
+      },
+      { timeoutMs: 30_000, what: 'the admission warning printed by kubectl' },
+    );
+    expect(stderr).toContain(
+      'Warning: spec.plugins.execFormatErrorMonitor.enabled is true, but Tessera does not implement the exec ' +
+        'format error monitor: no ENoExecEvents, events, metrics or alerts. Pod placement is not affected.',
+    );
+    // Admitted all the same, the rest of the spec untouched.
+    expect((await get(betaPath)).spec).toMatchObject({
+      plugins: { ...plugins, execFormatErrorMonitor: { enabled: true } },
+    });
+    const unsupported = await monitorCondition('True');
+    expect(unsupported.reason).toBe('ExecFormatErrorMonitorNotImplemented');
+    expect(unsupported.message).toContain('Tessera does not implement the exec format error monitor');
+
+    // Turned off: no warning, and the condition clears.
+    expect(await kubectlPatch({ plugins: { execFormatErrorMonitor: { enabled: false } } })).not.toContain(
+      'Warning:',
+    );
+    expect((await monitorCondition('False')).reason).toBe('ExecFormatErrorMonitorNotEnabled');
   });
 });
