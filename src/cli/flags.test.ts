@@ -1,12 +1,14 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import {
+  collectRepeatable,
   parseChoice,
   parseCount,
   parseDuration,
   parseListenPort,
   parsePort,
   parsePositiveCount,
+  parseServerUrl,
 } from './flags.js';
 
 /** The reason a parser gives for refusing `value`, as commander shows it after "argument '...' is invalid.". */
@@ -85,7 +87,44 @@ describe('parseChoice', () => {
   });
 });
 
+describe('parseServerUrl', () => {
+  it('takes an http(s) URL, or host:port as https, without a trailing slash', () => {
+    expect(parseServerUrl('https://api.example.com:6443/')).toBe('https://api.example.com:6443');
+    expect(parseServerUrl('http://127.0.0.1:8080')).toBe('http://127.0.0.1:8080');
+    expect(parseServerUrl('api.example.com:6443')).toBe('https://api.example.com:6443');
+    expect(parseServerUrl('[::1]:6443')).toBe('https://[::1]:6443');
+    expect(parseServerUrl('https://lb.example.com/cluster-a')).toBe('https://lb.example.com/cluster-a');
+    // Empty: no override, as in kubectl.
+    expect(parseServerUrl('')).toBe('');
+  });
+  it('refuses other schemes, non-URLs, and what would break the request paths', () => {
+    for (const bad of ['ftp://x', 'https://', 'https://exa mple', 'unix:///var/run/k8s.sock'])
+      expect(refusal(parseServerUrl, bad), bad).toBe(
+        'Expected an https URL such as https://api.example.com:6443, or host:port.',
+      );
+    for (const bad of ['https://x?watch=1', 'https://x#top', 'https://user:pw@x'])
+      expect(refusal(parseServerUrl, bad), bad).toBe(
+        'Expected a URL without credentials, query or fragment.',
+      );
+  });
+});
+
 describe('in a commander program', () => {
+  it('collects a repeatable flag in the order given', async () => {
+    let groups: unknown;
+    const program = new Command('tessera').exitOverride();
+    program
+      .command('get')
+      .option('--as-group <group>', 'group', collectRepeatable)
+      .action((opts: { asGroup?: string[] }) => {
+        groups = opts.asGroup;
+      });
+    await program.parseAsync(['get', '--as-group', 'b', '--as-group', 'a,c'], { from: 'user' });
+    expect(groups).toEqual(['b', 'a,c']);
+    await program.parseAsync(['get'], { from: 'user' });
+    expect(groups).toBeUndefined();
+  });
+
   it('refuses a bad flag before the action runs, naming the flag, the value and the reason, exit code 1', async () => {
     let ran = false;
     let stderr = '';

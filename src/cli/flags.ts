@@ -74,3 +74,33 @@ export function parseChoice<const C extends string>(choices: readonly C[]): Flag
     return value as C;
   };
 }
+
+/** The parser of a repeatable flag (`--as-group a --as-group b`): every occurrence, in the order given. */
+export function collectRepeatable(value: string, previous: readonly string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/**
+ * The address of a Kubernetes API server (--server, kubectl's `-s`): an http or https URL, or `host:port`, taken as
+ * https (client-go takes it so whenever TLS is configured). Given back without a trailing slash. An empty value
+ * stays empty: no override, as in kubectl.
+ */
+export function parseServerUrl(value: string): string {
+  if (value === '') return value;
+  const expected = 'Expected an https URL such as https://api.example.com:6443, or host:port.';
+  const text = SCHEME.test(value) ? value : `https://${value}`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new InvalidArgumentError(expected);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.hostname === '')
+    throw new InvalidArgumentError(expected);
+  // Request paths are appended to it: a query or fragment would end up in the middle of every URL.
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '')
+    throw new InvalidArgumentError('Expected a URL without credentials, query or fragment.');
+  return text.replace(/\/+$/, '');
+}

@@ -15,6 +15,7 @@ import { ApiResponseError, ApiStatusError, ApiTransportError, InvalidArgumentErr
 import { decodeListStream, type ListDecodeOptions } from './list-decoder.js';
 import type { KubeList } from './object.js';
 import { decodeWatchStream, type WatchEvent } from './watch-decoder.js';
+import { realClock } from './clock.js';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -60,6 +61,30 @@ export interface WatchStream<T> {
   close(): void;
 }
 
+/** client-go's limit on attempts after a Retry-After answer (maxRetries in rest.Request). */
+export const MAX_RETRY_AFTER_ATTEMPTS = 10;
+/** A Retry-After longer than this is waited only this long (ms): the caller's own deadline governs. */
+const MAX_RETRY_AFTER_MS = 10_000;
+
+/**
+ * How long to wait before asking again, or undefined to take the answer as it is: the API server's Retry-After
+ * (whole seconds) on a 429 (any method: the request was not processed) or on a 5xx to a read, for at most
+ * MAX_RETRY_AFTER_ATTEMPTS attempts, as client-go's rest client does.
+ */
+export function retryAfterDelayMs(
+  statusCode: number,
+  retryAfter: string | string[] | undefined,
+  method: string,
+  attempt: number,
+): number | undefined {
+  if (attempt >= MAX_RETRY_AFTER_ATTEMPTS) return undefined;
+  if (!(statusCode === 429 || (statusCode >= 500 && (method === 'GET' || method === 'HEAD'))))
+    return undefined;
+  const value = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+  if (value === undefined || !/^\d{1,6}$/.test(value.trim())) return undefined;
+  return Math.min(Number(value.trim()) * 1000, MAX_RETRY_AFTER_MS);
+}
+
 export class KubeClient {
   readonly server: string;
   private readonly kubeConfig: KubeConfig;
@@ -67,7 +92,8 @@ export class KubeClient {
   private readonly authRefreshMs: number;
   private readonly userAgent: string;
   private dispatcher: Dispatcher | undefined;
-  private headers: Record<string, string> = {};
+  /** Auth headers; a list is sent as one header line per value (Impersonate-Group). */
+  private headers: Record<string, string | string[]> = {};
   private headersAt = -Infinity;
   private setup: Promise<void> | undefined;
 
@@ -159,12 +185,27 @@ export class KubeClient {
     if (d) await d.destroy();
   }
 
+  /**
+   * One request, repeated as client-go repeats it when the API server asks to be asked again (429, or a 5xx on a
+   * read, with Retry-After; e.g. "storage is (re)initializing" right after a CRD is created).
+   */
   private async send(opts: RequestOptions, timeoutMs: number): Promise<Dispatcher.ResponseData> {
+    for (let attempt = 1; ; attempt++) {
+      const res = await this.sendOnce(opts, timeoutMs);
+      const waitMs = retryAfterDelayMs(res.statusCode, res.headers['retry-after'], opts.method, attempt);
+      if (waitMs === undefined) return res;
+      await res.body.dump().catch(() => undefined);
+      await realClock.sleep(waitMs, opts.signal);
+      if (opts.signal?.aborted) throw new ApiTransportError(opts.method, opts.path, opts.signal.reason);
+    }
+  }
+
+  private async sendOnce(opts: RequestOptions, timeoutMs: number): Promise<Dispatcher.ResponseData> {
     const dispatcher = await this.prepare();
     const url = new URL(this.server + opts.path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-    const headers: Record<string, string> = {
+    const headers: Record<string, string | string[]> = {
       ...this.headers,
       accept: 'application/json',
       'user-agent': this.userAgent,
@@ -242,10 +283,11 @@ export class KubeClient {
   }
 
   private captureHeaders(opts: https.RequestOptions): void {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(opts.headers ?? {})) {
       if (typeof v === 'string' || typeof v === 'number') headers[k.toLowerCase()] = String(v);
-      else if (Array.isArray(v)) headers[k.toLowerCase()] = v.join(', ');
+      // Not joined with commas: the API server reads each Impersonate-Group line as one group, commas and all.
+      else if (Array.isArray(v)) headers[k.toLowerCase()] = v.map(String);
     }
     if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
     this.headers = headers;

@@ -50,7 +50,14 @@ export {
   type QueryValue,
   type WatchStream,
 } from './client.js';
-export { loadKubeConfig } from './kubeconfig.js';
+export {
+  loadKubeConfig,
+  applyConnectionOverrides,
+  resolveConnection,
+  type ConnectionOverrides,
+  type KubeConfigEntries,
+  type ResolvedConnection,
+} from './kubeconfig.js';
 export { decodeWatchStream, type WatchEvent, type WatchDecodeOptions } from './watch-decoder.js';
 export {
   decodeListStream,

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../runtime/client.js';
+import { applyConnectionOverrides } from '../runtime/kubeconfig.js';
 import { createLiveAlertsReader } from './alertsource.js';
 
 function kubeConfig(token: string | undefined): KubeConfig {
@@ -22,10 +23,12 @@ describe('live alerts reader', () => {
   let server: Server;
   let base = '';
   const seen: (string | undefined)[] = [];
+  const seenHeaders: Record<string, string[]>[] = [];
 
   beforeAll(async () => {
     server = createServer((req, res) => {
       seen.push(req.headers.authorization);
+      seenHeaders.push(req.headersDistinct as Record<string, string[]>);
       if (req.url === '/big/api/v1/alerts') {
         res.writeHead(200);
         // 2 MiB in 64 KiB chunks: more than the reader's budget below.
@@ -71,6 +74,27 @@ describe('live alerts reader', () => {
     expect(reading.notice).toBe('');
     expect(reading.alerts?.data?.alerts?.[0]?.labels?.alertname).toBe('A');
     expect(seen.at(-1)).toBe('Bearer tok');
+  });
+
+  it('sends what the connection flags give: their token and impersonation, one Impersonate-Group line each', async () => {
+    const kc = await applyConnectionOverrides(kubeConfig('kubeconfig-token'), {
+      token: 'flag-token',
+      impersonateUser: 'jane',
+      impersonateGroups: ['dev', 'ops'],
+    });
+    const client = new KubeClient(kc);
+    const reader = createLiveAlertsReader(kc, client, { prometheusUrl: `${base}/ok` });
+    try {
+      expect((await reader.read()).notice).toBe('');
+    } finally {
+      await reader.close();
+      await client.close();
+    }
+    expect(seenHeaders.at(-1)).toMatchObject({
+      authorization: ['Bearer flag-token'],
+      'impersonate-user': ['jane'],
+      'impersonate-group': ['dev', 'ops'],
+    });
   });
 
   it("turns every failure into oc's notice, never an exception", async () => {

@@ -43,15 +43,20 @@ interface Route {
   readonly status?: { readonly ingress?: readonly { readonly host?: string }[] };
 }
 
-/** The user's TLS material and auth headers, as the kubeconfig gives them for the API server. */
+/**
+ * The user's TLS material and auth headers, as the kubeconfig gives them for the API server (with oc's connection
+ * flags applied: --token, and the impersonation headers, which oc sends to the alerts endpoint too).
+ */
 async function credentials(
   kc: KubeConfig,
-): Promise<{ tls: https.RequestOptions; headers: Record<string, string> }> {
+): Promise<{ tls: https.RequestOptions; headers: Record<string, string | string[]> }> {
   const tls: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(tls);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(tls.headers ?? {})) {
     if (typeof v === 'string' || typeof v === 'number') headers[k.toLowerCase()] = String(v);
+    // One header line per value: Impersonate-Group lines are groups each, never split on commas.
+    else if (Array.isArray(v)) headers[k.toLowerCase()] = v.map(String);
   }
   if (tls.auth) headers.authorization = `Basic ${Buffer.from(tls.auth).toString('base64')}`;
   return { tls, headers };

@@ -1,7 +1,7 @@
 // `tessera upgrade status`: oc adm upgrade status, from a live cluster or a snapshot. Only commander is imported
 // here; the implementation loads when the command runs.
 import type { Command } from 'commander';
-import { parseDuration, parseListenPort } from '../cli/flags.js';
+import { collectRepeatable, parseDuration, parseListenPort, parseServerUrl } from '../cli/flags.js';
 import type { UpgradeStatusFlags } from './command.js';
 import type { UpdateStatusControllerFlags } from './controller-command.js';
 
@@ -30,6 +30,33 @@ export function registerUpgradeCommands(program: Command): void {
     .option('--watch', 'refresh the output in place until interrupted', false)
     .option('--interval <seconds>', 'refresh interval with --watch (default: 5)', parseDuration('s'))
     .option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG or ~/.kube/config)')
+    // oc's global connection flags, applied over the kubeconfig as kubectl applies them (src/runtime/kubeconfig.ts),
+    // for every request: the API server's and the alerts endpoint's.
+    .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
+    .option(
+      '-s, --server <url>',
+      "API server address, replacing the server of the context's cluster (host:port means https)",
+      parseServerUrl,
+    )
+    .option(
+      '--certificate-authority <file>',
+      "PEM file of the CA to verify the API server (and the alerts endpoint) with, instead of the kubeconfig's",
+    )
+    .option(
+      '--insecure-skip-tls-verify',
+      "do not verify the server certificates (insecure); drops the kubeconfig's CA",
+    )
+    .option(
+      '--token <token>',
+      "bearer token for the API server and the alerts endpoint, replacing the kubeconfig user's credentials",
+    )
+    .option('--as <user>', 'user to impersonate (a user name, or system:serviceaccount:NAMESPACE:NAME)')
+    .option(
+      '--as-group <group>',
+      "group to impersonate, repeatable; needs --as (or the kubeconfig user's as)",
+      collectRepeatable,
+    )
+    .option('--as-uid <uid>', "UID to impersonate; needs --as (or the kubeconfig user's as)")
     .option(
       '--prometheus-url <url>',
       'live clusters: read alerts from this Prometheus-compatible API (GET <url>/api/v1/alerts, as the kubeconfig user) instead of the openshift-monitoring/thanos-querier Route',
