@@ -12,7 +12,7 @@ import {
 } from './controlplane.js';
 import { NoClusterOperatorsError, NoProgressingConditionError } from './errors.js';
 import { type UpdateHealth, assessHealth } from './health.js';
-import type { ClusterSnapshot } from './inputs.js';
+import type { ClusterSnapshot, MachineConfigNode } from './inputs.js';
 import type { UpdateInsight } from './insight.js';
 import {
   type PoolStatus,
@@ -64,6 +64,7 @@ export function assessUpdateStatus(
 
   const versions = machineConfigVersions(snapshot.machineConfigs);
   const byPool = nodesByPool(snapshot.machineConfigPools, snapshot.nodes);
+  const machineConfigNodes = machineConfigNodesByName(snapshot.machineConfigNodes);
   // Once the control plane finished migrating, the remaining node reboots are an ordinary rollout.
   const multiArchInProgress = isMultiArchMigration(cv.status?.history) && progressing.status === 'True';
 
@@ -79,6 +80,7 @@ export function assessUpdateStatus(
       versions,
       multiArchInProgress,
       options.unavailableAgeReference ?? now,
+      machineConfigNodes,
     );
     insights.push(...nodes.insights);
     const rolled = assessPool(pool, nodes.nodes);
@@ -111,6 +113,18 @@ export function assessUpdateStatus(
     insights,
     health: assessHealth(insights, updatingFor, now),
   };
+}
+
+/** MachineConfigNodes by name, which is their node's name (the API enforces it). */
+function machineConfigNodesByName(
+  list: readonly MachineConfigNode[] | undefined,
+): ReadonlyMap<string, MachineConfigNode> {
+  const byName = new Map<string, MachineConfigNode>();
+  for (const mcn of list ?? []) {
+    const name = mcn.metadata?.name ?? '';
+    if (name !== '' && !byName.has(name)) byName.set(name, mcn);
+  }
+  return byName;
 }
 
 /**

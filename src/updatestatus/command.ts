@@ -6,8 +6,8 @@
 // Only what rendering a snapshot as text needs is imported here; the live cluster's modules (Kubernetes client,
 // undici for alerts) and the UpdateStatus object's (-o json|yaml) load where they are used, so a snapshot's start-up
 // does not pay for them.
-import type { KubeClient } from '../runtime/index.js';
-import { InvalidArgumentError, ignoreNotFound } from '../runtime/light.js';
+import type { ConnectionOverrides, KubeClient } from '../runtime/index.js';
+import { ApiStatusError, InvalidArgumentError, ignoreNotFound } from '../runtime/light.js';
 import { type AssessOptions, type UpdateStatusReport, assessUpdateStatus, snapshotNow } from './assess.js';
 import type { AlertsReading } from './alerts.js';
 import { NoClusterVersionError, UpdateStatusError } from './errors.js';
@@ -46,6 +46,11 @@ export interface UpgradeStatusOptions {
    * user's credentials; undefined: the `thanos-querier` Route in `openshift-monitoring`, as oc does.
    */
   readonly prometheusUrl?: string | undefined;
+  /**
+   * oc's connection flags (--context, --server, --token, --as...), applied over the kubeconfig for every request,
+   * the alerts one included; undefined: none.
+   */
+  readonly connection?: ConnectionOverrides | undefined;
 }
 
 /** Where output goes; tests pass their own. */
@@ -77,6 +82,16 @@ export interface UpgradeStatusFlags {
   readonly interval?: number;
   readonly kubeconfig?: string;
   readonly prometheusUrl?: string;
+  readonly context?: string;
+  /** --server, already checked by parseServerUrl. */
+  readonly server?: string;
+  readonly certificateAuthority?: string;
+  readonly insecureSkipTlsVerify?: boolean;
+  readonly token?: string;
+  readonly as?: string;
+  /** --as-group, every occurrence. */
+  readonly asGroup?: readonly string[];
+  readonly asUid?: string;
 }
 
 export function parseUpgradeStatusOptions(raw: UpgradeStatusFlags): UpgradeStatusOptions {
@@ -112,6 +127,16 @@ export function parseUpgradeStatusOptions(raw: UpgradeStatusFlags): UpgradeStatu
     intervalMs: raw.interval ?? DEFAULT_WATCH_INTERVAL_MS,
     kubeconfig: raw.kubeconfig,
     prometheusUrl: parsePrometheusUrl(raw.prometheusUrl),
+    connection: {
+      context: raw.context,
+      server: raw.server,
+      certificateAuthority: raw.certificateAuthority,
+      insecureSkipTlsVerify: raw.insecureSkipTlsVerify,
+      token: raw.token,
+      impersonateUser: raw.as,
+      impersonateGroups: raw.asGroup,
+      impersonateUid: raw.asUid,
+    },
   };
 }
 
@@ -141,14 +166,32 @@ async function listItems<T>(client: KubeClient, path: string): Promise<T[]> {
   return list?.items ?? [];
 }
 
-/** Reads what oc reads. MachineConfigs are fetched by the names nodes reference, not listed (they are large). */
+/**
+ * Reads what oc reads, and the MachineConfigNodes where the cluster serves them. MachineConfigs are fetched by the
+ * names nodes reference, not listed (they are large).
+ */
 export async function loadLiveSnapshot(client: KubeClient): Promise<ClusterSnapshot> {
   const clusterVersion = await getOrUndefined<ClusterVersion>(
     client,
     '/apis/config.openshift.io/v1/clusterversions/version',
   );
   if (clusterVersion === undefined) throw new NoClusterVersionError();
-  const [clusterOperators, machineConfigPools, nodes, deployment] = await Promise.all([
+  // Optional, as oc does not read them: 404 (not served, before OpenShift 4.19) or 403 (a user oc would serve)
+  // leaves them out, and the annotations alone decide, which gives the same report.
+  const machineConfigNodesRead = client
+    .request<{ items?: NonNullable<ClusterSnapshot['machineConfigNodes']> }>({
+      method: 'GET',
+      path: '/apis/machineconfiguration.openshift.io/v1/machineconfignodes',
+    })
+    .then(
+      (list) => list.items ?? [],
+      (err: unknown) => {
+        if (err instanceof ApiStatusError && (err.statusCode === 404 || err.statusCode === 403))
+          return undefined;
+        throw err;
+      },
+    );
+  const [clusterOperators, machineConfigPools, nodes, deployment, machineConfigNodes] = await Promise.all([
     listItems<ClusterOperator>(client, '/apis/config.openshift.io/v1/clusteroperators'),
     listItems<MachineConfigPool>(client, '/apis/machineconfiguration.openshift.io/v1/machineconfigpools'),
     listItems<Node>(client, '/api/v1/nodes'),
@@ -156,6 +199,7 @@ export async function loadLiveSnapshot(client: KubeClient): Promise<ClusterSnaps
       client,
       '/apis/apps/v1/namespaces/openshift-machine-config-operator/deployments/machine-config-operator',
     ),
+    machineConfigNodesRead,
   ]);
   const names = new Set<string>();
   for (const node of nodes) {
@@ -183,6 +227,7 @@ export async function loadLiveSnapshot(client: KubeClient): Promise<ClusterSnaps
     machineConfigPools,
     machineConfigs,
     nodes,
+    machineConfigNodes,
     alerts: undefined,
     mcoImagePullSpec: mcoImageOf(deployment),
   };
@@ -262,7 +307,7 @@ async function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Promise<So
     import('./api/read.js'),
     import('./api/names.js'),
   ]);
-  const kc = await loadKubeConfig(opts.kubeconfig);
+  const kc = await loadKubeConfig(opts.kubeconfig, '--kubeconfig', opts.connection ?? {});
   const client = new KubeClient(kc, { userAgent: 'tessera-upgrade-status' });
   const alerts = createLiveAlertsReader(kc, client, { prometheusUrl: opts.prometheusUrl });
   const noted = new Set<string>();

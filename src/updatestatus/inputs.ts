@@ -66,6 +66,27 @@ export interface Node {
   readonly status?: { readonly conditions?: readonly Condition[] };
 }
 
+/**
+ * machineconfiguration.openshift.io/v1 MachineConfigNode (OpenShift 4.19+; v1alpha1 only behind TechPreview in
+ * 4.15-4.18): the machine-config operator's per-node update report, one per node, named like it. `spec` holds the
+ * config the node should move to (copied from its desiredConfig annotation); `status.configVersion.desired` is
+ * set once the daemon has taken that config up ("not-yet-set" before), `current` mirrors currentConfig. Each
+ * step of the daemon's update is a condition (`UpdatePrepared`, `UpdateExecuted`, `Cordoned`, `Drained`,
+ * `RebootedNode`, `Updated`, ...): True done, Unknown in progress, False not (yet) in this update.
+ */
+export interface MachineConfigNode {
+  readonly metadata?: ObjectMeta;
+  readonly spec?: {
+    readonly node?: { readonly name?: string };
+    readonly pool?: { readonly name?: string };
+    readonly configVersion?: { readonly desired?: string };
+  };
+  readonly status?: {
+    readonly conditions?: readonly Condition[];
+    readonly configVersion?: { readonly current?: string; readonly desired?: string } | null;
+  };
+}
+
 export interface Deployment {
   readonly metadata?: ObjectMeta;
   readonly spec?: {
@@ -108,6 +129,12 @@ export interface ClusterSnapshot {
   readonly machineConfigPools: readonly MachineConfigPool[];
   readonly machineConfigs: readonly MachineConfig[];
   readonly nodes: readonly Node[];
+  /**
+   * The nodes' MachineConfigNodes; undefined when the cluster does not serve them (before OpenShift 4.19) or the
+   * snapshot has none. Each node's phase comes from its MachineConfigNode when that reports the update the node's
+   * annotations describe, else from the annotations (nodestate.ts).
+   */
+  readonly machineConfigNodes?: readonly MachineConfigNode[] | undefined;
   /** Firing alerts; undefined when they could not be fetched (health then ignores alerts). */
   readonly alerts?: AlertData | undefined;
   /** Image of the machine-config-operator container in its Deployment; "" when unknown. */

@@ -2,10 +2,11 @@
 // a node is unavailable when it is not ready, under disk or network pressure, unschedulable, or its daemon is
 // still working towards the desired config. Each reason keeps its condition's message and transition time.
 // Pure: seriousness of a reason depends on how long it has lasted, measured against the `now` passed in.
+// Also what a node's MachineConfigNode says about its update (the drain), and when it can be believed.
 import { type Instant, GO_ZERO_TIME, MINUTE, isZeroTime, sub } from './gotime.js';
 import { goQuote } from './gofmt.js';
-import type { MachineConfigPool, Node } from './inputs.js';
-import { timeOf } from './controlplane.js';
+import type { MachineConfigNode, MachineConfigPool, Node } from './inputs.js';
+import { findCondition, timeOf } from './controlplane.js';
 
 export const Annotations = {
   currentConfig: 'machineconfiguration.openshift.io/currentConfig',
@@ -183,4 +184,65 @@ export function isSeriouslyUnavailable(a: NodeAvailability, now: Instant): boole
     if (r.reason === REASON_NETWORK_UNAVAILABLE && lasted < MINUTE) return false;
     return true;
   });
+}
+
+/** The MachineConfigNode condition types read here (openshift/api machineconfiguration/v1 StateProgress). */
+export const MachineConfigNodeCondition = {
+  cordoned: 'Cordoned',
+  drained: 'Drained',
+} as const;
+
+/**
+ * The node's MachineConfigNode when it reports the update the node's annotations describe, else undefined (the
+ * annotations alone then decide, as oc's do). The MCO writes the annotations first and copies them into the
+ * MachineConfigNode afterwards, so one that disagrees with them is behind, and its conditions are about an
+ * earlier step: `spec.configVersion.desired` must be the desiredConfig annotation, `status.configVersion.current`
+ * the currentConfig one, and `status.configVersion.desired` the desiredConfig one too (the daemon sets it when it
+ * takes the update up and resets the conditions; until then they describe the previous update).
+ */
+export function machineConfigNodeInStep(
+  node: Node,
+  mcn: MachineConfigNode | undefined,
+): MachineConfigNode | undefined {
+  if (mcn === undefined) return undefined;
+  const desired = annotation(node, Annotations.desiredConfig) ?? '';
+  const current = annotation(node, Annotations.currentConfig) ?? '';
+  if (desired === '' || current === '') return undefined;
+  const status = mcn.status?.configVersion;
+  const inStep =
+    mcn.spec?.configVersion?.desired === desired && status?.desired === desired && status.current === current;
+  return inStep ? mcn : undefined;
+}
+
+/**
+ * Whether the MCO's cordon and drain of the node has begun and not finished, as its drain controller reports it
+ * on the MachineConfigNode: `Drained` Unknown (draining, or a failed drain being retried), or the node cordoned
+ * (or its cordon failing) and not yet drained. A drain that is not needed leaves `Drained` False.
+ */
+export function isMachineConfigNodeDraining(mcn: MachineConfigNode): boolean {
+  const conditions = mcn.status?.conditions;
+  const drained = findCondition(conditions, MachineConfigNodeCondition.drained)?.status;
+  if (drained === 'Unknown') return true;
+  if (drained === 'True') return false;
+  const cordoned = findCondition(conditions, MachineConfigNodeCondition.cordoned)?.status;
+  return cordoned === 'True' || cordoned === 'Unknown';
+}
+
+/**
+ * `mcn` with only what machineConfigNodeInStep and isMachineConfigNodeDraining read (its config versions, and the
+ * type and status of the conditions they look at): an informer caches this, not the conditions' messages.
+ */
+export function machineConfigNodeFieldsRead<T extends MachineConfigNode>(mcn: T): T {
+  const read = new Set<string | undefined>(Object.values(MachineConfigNodeCondition));
+  const version = mcn.status?.configVersion;
+  return {
+    ...mcn,
+    spec: { configVersion: { desired: mcn.spec?.configVersion?.desired } },
+    status: {
+      configVersion: version ? { current: version.current, desired: version.desired } : version,
+      conditions: (mcn.status?.conditions ?? [])
+        .filter((c) => read.has(c.type))
+        .map((c) => ({ type: c.type, status: c.status })),
+    },
+  };
 }

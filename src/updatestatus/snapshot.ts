@@ -1,7 +1,8 @@
 // Loads a cluster snapshot the way oc's hidden `--mock-clusterversion` flag does: `C-cv.yaml` (a ClusterVersion,
 // or a List whose first item is used) and its siblings `C-co.yaml`, `C-mcp.yaml`, `C-mc.yaml`, `C-node.yaml`
-// (Lists, required), `C-alerts.json` and `C-mco-deployment.yaml` (optional). Problems with alerts are not errors:
-// they give the notice oc prints (with Go's error text), and health then ignores alerts, like oc.
+// (Lists, required), `C-alerts.json`, `C-mco-deployment.yaml` and `C-mcn.yaml` (optional; the last, a List of
+// MachineConfigNodes, is Tessera's: oc reads none). Problems with alerts are not errors: they give the notice oc
+// prints (with Go's error text), and health then ignores alerts, like oc.
 import { existsSync, readFileSync } from 'node:fs';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { type AlertsReading, alertsUnavailableNotice, decodeAlerts } from './alerts.js';
@@ -13,6 +14,7 @@ import type {
   ClusterVersion,
   Deployment,
   MachineConfig,
+  MachineConfigNode,
   MachineConfigPool,
   Node,
 } from './inputs.js';
@@ -37,6 +39,7 @@ export interface SnapshotPaths {
   readonly nodes: string;
   readonly alerts: string;
   readonly mcoDeployment: string;
+  readonly machineConfigNodes: string;
 }
 
 export function snapshotPaths(cvPath: string): SnapshotPaths {
@@ -50,6 +53,7 @@ export function snapshotPaths(cvPath: string): SnapshotPaths {
     nodes: sibling('-node.yaml'),
     alerts: sibling('-alerts.json'),
     mcoDeployment: sibling('-mco-deployment.yaml'),
+    machineConfigNodes: sibling('-mcn.yaml'),
   };
 }
 
@@ -140,6 +144,14 @@ export async function loadSnapshot(cvPath: string): Promise<LoadedSnapshot> {
     const deployment = readYaml(paths.mcoDeployment) as Deployment;
     mcoImagePullSpec = mcoImageOf(deployment);
   }
+  // Absent: as on a cluster that serves no MachineConfigNodes.
+  const machineConfigNodes = existsSync(paths.machineConfigNodes)
+    ? itemsOf<MachineConfigNode>(
+        readYaml(paths.machineConfigNodes),
+        paths.machineConfigNodes,
+        'MachineConfigNode',
+      )
+    : undefined;
 
   return {
     snapshot: {
@@ -148,6 +160,7 @@ export async function loadSnapshot(cvPath: string): Promise<LoadedSnapshot> {
       machineConfigPools: itemsOf<MachineConfigPool>(mcpDoc, paths.machineConfigPools, 'MachineConfigPool'),
       machineConfigs: itemsOf<MachineConfig>(mcDoc, paths.machineConfigs, 'MachineConfig'),
       nodes: itemsOf<Node>(nodeDoc, paths.nodes, 'Node'),
+      machineConfigNodes,
       alerts,
       mcoImagePullSpec,
     },

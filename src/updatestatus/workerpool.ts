@@ -1,6 +1,7 @@
-// Node and MachineConfigPool assessment (oc's rules): each node's phase from its machine-config annotations and
-// the release version of its current/desired MachineConfig, its assessment (degraded and unavailable override
-// progress), the node insights, and the pool roll-up (counts, assessment, completion, paused-pool insight).
+// Node and MachineConfigPool assessment (oc's rules): each node's phase from its machine-config annotations (and
+// its MachineConfigNode's drain report, when that is in step with them) and the release version of its
+// current/desired MachineConfig, its assessment (degraded and unavailable override progress), the node insights,
+// and the pool roll-up (counts, assessment, completion, paused-pool insight).
 // Pure: `now` is passed in. Nodes come back in oc's display order.
 import {
   InvalidLabelSelectorError,
@@ -11,12 +12,21 @@ import {
 import { InvalidSelectorError } from './errors.js';
 import { type Instant, GO_ZERO_TIME } from './gotime.js';
 import { goSortSlice } from './gofmt.js';
-import type { ClusterVersion, MachineConfig, MachineConfigPool, Node, UpdateHistory } from './inputs.js';
+import type {
+  ClusterVersion,
+  MachineConfig,
+  MachineConfigNode,
+  MachineConfigPool,
+  Node,
+  UpdateHistory,
+} from './inputs.js';
 import { ImpactLevel, MACHINECONFIG_GROUP, type ScopeType, type UpdateInsight } from './insight.js';
 import {
   Annotations,
   DaemonState,
+  isMachineConfigNodeDraining,
   isSeriouslyUnavailable,
+  machineConfigNodeInStep,
   nodeAvailability,
   unavailableDescription,
   unavailableMessage,
@@ -140,12 +150,24 @@ function isLatestHistoryVersion(history: readonly UpdateHistory[] | undefined, v
   return current !== undefined && (current.version ?? '') === version;
 }
 
-/** Drain requested and not yet applied, or an update not yet picked up by a daemon still reporting Done. */
-export function isNodeDraining(node: Node, isUpdating: boolean): boolean {
+/**
+ * Drain requested and not yet applied, or an update not yet picked up by a daemon still reporting Done. With a
+ * MachineConfigNode in step with the annotations (machineConfigNodeInStep), the drain controller's own report on
+ * it says whether the drain is under way, in place of comparing the requested and the applied drain; the rest of
+ * oc's rule stays (only a node whose drain annotations are both set can be draining).
+ */
+export function isNodeDraining(
+  node: Node,
+  isUpdating: boolean,
+  machineConfigNode?: MachineConfigNode,
+): boolean {
   const desiredDrain = node.metadata?.annotations?.[Annotations.desiredDrain] ?? '';
   const appliedDrain = node.metadata?.annotations?.[Annotations.lastAppliedDrain] ?? '';
   if (appliedDrain === '' || desiredDrain === '') return false;
-  if (desiredDrain !== appliedDrain && desiredDrain.split('-')[0] === 'drain') return true;
+  const drainUnderWay = machineConfigNode
+    ? isMachineConfigNodeDraining(machineConfigNode)
+    : desiredDrain !== appliedDrain && desiredDrain.split('-')[0] === 'drain';
+  if (drainUnderWay) return true;
   return isUpdating && node.metadata?.annotations?.[Annotations.state] === DaemonState.done;
 }
 
@@ -156,8 +178,17 @@ export function isNodeDegraded(node: Node): boolean {
   return state === DaemonState.degraded || state === DaemonState.unreconcilable;
 }
 
-function phaseOf(pool: MachineConfigPool, node: Node, isUpdating: boolean, isUpdated: boolean): NodePhase {
-  if (isUpdating && isNodeDraining(node, isUpdating)) return NodePhase.Draining;
+// The daemon's state comes from its annotation even with a MachineConfigNode in step: the MCO never writes
+// state=Rebooting (its reboot is post-config-action=Rebooting, with RebootedNode Unknown on the MachineConfigNode),
+// so oc shows a rebooting node as Updating, and so does this; a daemon that does report Rebooting keeps it.
+function phaseOf(
+  pool: MachineConfigPool,
+  node: Node,
+  machineConfigNode: MachineConfigNode | undefined,
+  isUpdating: boolean,
+  isUpdated: boolean,
+): NodePhase {
+  if (isUpdating && isNodeDraining(node, isUpdating, machineConfigNode)) return NodePhase.Draining;
   if (isUpdating) {
     switch (node.metadata?.annotations?.[Annotations.state]) {
       case DaemonState.rebooting:
@@ -222,7 +253,7 @@ export function replaceNodeName(message: string, name: string): string {
 /**
  * Assesses the nodes of one pool. `multiArchMigrationInProgress`: same version, new (multi-arch) payload.
  * `unavailableAgeReference`: the instant against which the age of a node's unavailability is judged (see
- * AssessOptions.unavailableAgeReference).
+ * AssessOptions.unavailableAgeReference). `machineConfigNodes`: by node name (none: annotations only).
  */
 export function assessNodes(
   cv: ClusterVersion,
@@ -231,6 +262,7 @@ export function assessNodes(
   versions: MachineConfigVersions,
   multiArchMigrationInProgress: boolean,
   unavailableAgeReference: Instant,
+  machineConfigNodes: ReadonlyMap<string, MachineConfigNode> = new Map(),
 ): { nodes: NodeStatus[]; insights: UpdateInsight[] } {
   const history = cv.status?.history;
   const poolConfig = pool.spec?.configuration?.name ?? '';
@@ -264,7 +296,13 @@ export function assessNodes(
       !annotationMatched &&
       desiredIsPoolConfig;
 
-    const phase = phaseOf(pool, node, isUpdating, isUpdated);
+    const phase = phaseOf(
+      pool,
+      node,
+      machineConfigNodeInStep(node, machineConfigNodes.get(name)),
+      isUpdating,
+      isUpdated,
+    );
     let assessment: NodeAssessment;
     let estimate: string;
     switch (phase) {

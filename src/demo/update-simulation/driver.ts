@@ -1,6 +1,7 @@
 // Drives a simulated update on a development cluster: installs the stand-in OpenShift CRDs, assigns the existing
 // (kwok) nodes to a master and a worker pool, creates the rendered MachineConfigs, then applies the timeline's
-// state step by step in real time, so the controller and `tessera upgrade status` see a realistic update.
+// state step by step in real time (node annotations, then MachineConfigNodes, in the MCO's order), so the
+// controller and `tessera upgrade status` see a realistic update.
 // Steps are applied in order, each one completely before `onStep`; a caller that must observe every step (tests)
 // returns a promise from `onStep` and the next step waits for it.
 // Only for development clusters: it overwrites ClusterVersion `version`, ClusterOperators and pools it names.
@@ -16,6 +17,7 @@ import { UpdateStatusError } from '../../updatestatus/errors.js';
 import {
   ClusterOperators,
   ClusterVersions,
+  MachineConfigNodes,
   MachineConfigPools,
   MachineConfigs,
   installOpenShiftDevCrds,
@@ -139,6 +141,7 @@ export async function runSimulation(options: SimulationOptions): Promise<void> {
   const cvs = new ResourceClient<KubeObject>(client, ClusterVersions);
   const cos = new ResourceClient<KubeObject>(client, ClusterOperators);
   const mcps = new ResourceClient<KubeObject>(client, MachineConfigPools);
+  const mcns = new ResourceClient<KubeObject>(client, MachineConfigNodes);
   const apply = { fieldManager: FIELD_MANAGER, force: true } as const;
   for (let step = 0; !signal.aborted; step++) {
     const state = simulatedState(plan, step);
@@ -150,6 +153,7 @@ export async function runSimulation(options: SimulationOptions): Promise<void> {
         nodes.mergePatch({ name }, { metadata: { annotations } }),
       ),
     );
+    await Promise.all([...state.machineConfigNodes.values()].map((m) => mcns.apply(m as KubeObject, apply)));
     await options.onStep?.(step, state);
     if (state.done) return;
     if (stepMs > 0) await clock.sleep(stepMs, signal);

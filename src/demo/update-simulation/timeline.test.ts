@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { assessUpdateStatus } from '../../updatestatus/assess.js';
 import { SECOND } from '../../updatestatus/gotime.js';
 import type { ClusterSnapshot, MachineConfig, Node } from '../../updatestatus/inputs.js';
-import { Annotations } from '../../updatestatus/nodestate.js';
+import {
+  Annotations,
+  isMachineConfigNodeDraining,
+  machineConfigNodeInStep,
+} from '../../updatestatus/nodestate.js';
 import { renderUpdateStatus } from '../../updatestatus/render.js';
 import { NodePhase, nodePhaseName } from '../../updatestatus/workerpool.js';
 import { type SimulationPlan, renderedConfig, simulatedState } from './timeline.js';
@@ -115,6 +119,36 @@ describe('simulated update', () => {
     // Every node goes through every phase once, in order.
     for (const name of [...plan.masterNodes, ...plan.workerNodes]) {
       expect(seen.get(name), name).toEqual(['Pending', 'Draining', 'Updating', 'Rebooting', 'Completed']);
+    }
+  });
+});
+
+describe('simulated MachineConfigNodes', () => {
+  it('give, at every step, the report the annotations give, and are in step with them', () => {
+    for (let step = 0; step < 200; step++) {
+      const state = simulatedState(plan, step);
+      const now = BigInt(plan.startedAtSeconds + step * plan.stepSeconds + 30) * SECOND;
+      const snapshot = snapshotAt(step);
+      const withMcns = { ...snapshot, machineConfigNodes: [...state.machineConfigNodes.values()] };
+      expect(renderUpdateStatus(assessUpdateStatus(withMcns, now), 'all'), `step ${step}`).toBe(
+        renderUpdateStatus(assessUpdateStatus(snapshot, now), 'all'),
+      );
+      for (const node of snapshot.nodes) {
+        const mcn = state.machineConfigNodes.get(node.metadata?.name ?? '');
+        expect(machineConfigNodeInStep(node, mcn), `step ${step} ${node.metadata?.name}`).toBe(mcn);
+      }
+      if (state.done) break;
+    }
+  });
+
+  it('report the drain: a node is Draining exactly while its MachineConfigNode says so', () => {
+    for (let step = 0; step < 200; step++) {
+      const state = simulatedState(plan, step);
+      for (const [name, phase] of state.nodePhases) {
+        const mcn = state.machineConfigNodes.get(name);
+        expect(mcn && isMachineConfigNodeDraining(mcn), `step ${step} ${name}`).toBe(phase === 'Draining');
+      }
+      if (state.done) break;
     }
   });
 });

@@ -1,5 +1,5 @@
-// The simulated update as a pure timeline: the full state of ClusterVersion, ClusterOperators, MachineConfigPools
-// and node machine-config annotations at step k of an update from `from` to `to`. Level-based: any step can be
+// The simulated update as a pure timeline: the full state of ClusterVersion, ClusterOperators, MachineConfigPools,
+// node machine-config annotations and MachineConfigNodes at step k of an update from `from` to `to`. Level-based: any step can be
 // computed (and applied) on its own, so the driver can restart or skip steps. Phases: operators update in waves
 // (one of them degraded for a while), then the machine-config operator rolls the control-plane nodes one by one
 // (drain, update, reboot, done), the ClusterVersion completes, and the worker nodes follow two at a time.
@@ -8,6 +8,7 @@ import type {
   ClusterOperator,
   ClusterVersion,
   Condition,
+  MachineConfigNode,
   MachineConfigPool,
 } from '../../updatestatus/inputs.js';
 import { Annotations } from '../../updatestatus/nodestate.js';
@@ -39,6 +40,8 @@ export interface SimulatedState {
   readonly machineConfigPools: readonly MachineConfigPool[];
   /** Machine-config annotations per node name. */
   readonly nodeAnnotations: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** The MachineConfigNode the MCO keeps beside those annotations, per node name (and named like the node). */
+  readonly machineConfigNodes: ReadonlyMap<string, MachineConfigNode>;
   /** The phase these annotations put each node in, per node name. */
   readonly nodePhases: ReadonlyMap<string, SimulatedNodePhase>;
   /** The MachineConfigPool (`master` or `worker`) of each node, per node name. */
@@ -111,6 +114,71 @@ function nodeAnnotations(
     [Annotations.desiredDrain]: `drain-${newConfig}`,
     // Draining: drain requested, not yet applied; later: drained.
     [Annotations.lastAppliedDrain]: phase === 'Draining' ? `uncordon-${oldConfig}` : `drain-${newConfig}`,
+  };
+}
+
+/** MachineConfigNode conditions True in each phase (the MCO sets the others False); `U:` ones are Unknown. */
+const MCN_CONDITIONS: Record<SimulatedNodePhase, readonly string[]> = {
+  // Writing `Updated` resets every other condition to False.
+  Pending: ['Updated'],
+  Draining: ['UpdatePrepared', 'U:UpdateExecuted', 'Cordoned', 'U:Drained'],
+  Updating: ['UpdatePrepared', 'U:UpdateExecuted', 'Cordoned', 'Drained', 'U:AppliedFilesAndOS'],
+  Rebooting: [
+    'UpdatePrepared',
+    'UpdateExecuted',
+    'Cordoned',
+    'Drained',
+    'AppliedFilesAndOS',
+    'U:UpdatePostActionComplete',
+    'U:RebootedNode',
+  ],
+  Completed: ['Updated'],
+};
+const MCN_CONDITION_TYPES = [
+  'UpdatePrepared',
+  'UpdateExecuted',
+  'UpdatePostActionComplete',
+  'UpdateComplete',
+  'Resumed',
+  'Drained',
+  'AppliedFilesAndOS',
+  'Cordoned',
+  'RebootedNode',
+  'Updated',
+  'Uncordoned',
+  'NodeDegraded',
+];
+
+/** The MachineConfigNode of node `name` of `pool` in `phase`, as the MCO writes it beside nodeAnnotations'. */
+function machineConfigNode(
+  name: string,
+  pool: string,
+  plan: SimulationPlan,
+  phase: SimulatedNodePhase,
+  since: string,
+): MachineConfigNode {
+  const oldConfig = renderedConfig(pool, plan.from);
+  const newConfig = renderedConfig(pool, plan.to);
+  const current = phase === 'Completed' ? newConfig : oldConfig;
+  const desired = phase === 'Pending' ? oldConfig : newConfig;
+  const set = MCN_CONDITIONS[phase];
+  return {
+    metadata: { name },
+    spec: { node: { name }, pool: { name: pool }, configVersion: { desired } },
+    status: {
+      configVersion: { current, desired },
+      conditions: MCN_CONDITION_TYPES.map((type) => {
+        const status = set.includes(type) ? 'True' : set.includes(`U:${type}`) ? 'Unknown' : 'False';
+        return {
+          type,
+          status,
+          lastTransitionTime: since,
+          reason: status === 'False' ? 'NotYetOccurred' : type,
+          message:
+            status === 'False' ? `This node has not yet entered the ${type} phase` : `Simulated ${type}`,
+        };
+      }),
+    },
   };
 }
 
@@ -236,12 +304,17 @@ export function simulatedState(plan: SimulationPlan, step: number): SimulatedSta
   });
 
   const annotations = new Map<string, Record<string, string>>();
+  const machineConfigNodes = new Map<string, MachineConfigNode>();
   const phases = new Map<string, SimulatedNodePhase>();
   const pools = new Map<string, string>();
   const rollout = (pool: string, nodes: readonly string[], start: number, parallel: number) =>
     nodes.forEach((n, i) => {
-      const phase = nodePhase(nodeStart(start, i, parallel), step);
+      const begins = nodeStart(start, i, parallel);
+      const phase = nodePhase(begins, step);
       annotations.set(n, nodeAnnotations(pool, plan, phase));
+      // Conditions changed when the node's current phase began (each in-progress phase lasts one step).
+      const phaseBegan = phase === 'Pending' ? 0 : Math.min(step, begins + NODE_PHASES.length);
+      machineConfigNodes.set(n, machineConfigNode(n, pool, plan, phase, at(plan, phaseBegan)));
       phases.set(n, phase);
       pools.set(n, pool);
     });
@@ -253,6 +326,7 @@ export function simulatedState(plan: SimulationPlan, step: number): SimulatedSta
     clusterOperators: operators,
     machineConfigPools: [pool('master'), pool('worker')],
     nodeAnnotations: annotations,
+    machineConfigNodes,
     nodePhases: phases,
     nodePools: pools,
     controlPlaneCompleted: cvDone,

@@ -41,6 +41,12 @@ export interface InformerRequest<T> {
    * (unless the factory has keepManagedFields).
    */
   transform?: (obj: T) => T;
+  /**
+   * The cluster may not serve (or let us read) this resource: while it answers 404 or 403 the informer is synced
+   * and empty, and it checks again with backoff (ReflectorOptions.optional). Only honoured by the first request
+   * for this informer. Default: false.
+   */
+  optional?: boolean;
 }
 
 export class SharedInformerFactory implements Runnable {
@@ -85,6 +91,7 @@ export class SharedInformerFactory implements Runnable {
         pageSize: this.options.pageSize,
         backoff: this.options.backoff,
         transform: request.transform ?? (this.options.keepManagedFields ? shareStrings : compactForCache),
+        optional: request.optional,
         clock: this.clock,
         logger: this.logger,
       });

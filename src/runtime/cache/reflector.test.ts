@@ -180,3 +180,119 @@ describe('listWatchFailureLevel', () => {
     expect(listWatchFailureLevel(new WatchStalledError(1000), 1)).toBe('info');
   });
 });
+
+describe('Reflector optional resource', () => {
+  const status = (code: number): ApiStatusError =>
+    new ApiStatusError(
+      'GET',
+      '/apis/x.io/v1/things',
+      code,
+      code === 404 ? 'NotFound' : 'Forbidden',
+      'no',
+      {},
+    );
+
+  /** An informer on a scripted source whose lists answer `lists[n]` (an error to throw, or a page). */
+  function informerOn(
+    lists: readonly (ApiStatusError | KubeList<KubeObject>)[],
+    watch: (n: number, signal: AbortSignal) => AsyncIterable<never> | AsyncIterable<unknown>,
+    optional: boolean,
+  ) {
+    const source = new FakeListWatch<KubeObject>({
+      list: (_q, n) => {
+        const answer = lists[n];
+        if (answer === undefined) throw new Error(`unexpected list #${n}`);
+        if (answer instanceof ApiStatusError) throw answer;
+        return answer;
+      },
+      watch: (_q, signal, n) => watch(n, signal) as AsyncIterable<never>,
+    });
+    const clock = new FakeClock(0);
+    const lines: string[] = [];
+    const logger = {
+      error: () => undefined,
+      warn: (_o: object, msg?: string) => void lines.push(`warn ${msg}`),
+      info: (_o: object, msg?: string) => void lines.push(`info ${msg}`),
+      debug: () => undefined,
+      trace: () => undefined,
+      child: () => logger,
+    };
+    const informer = new DefaultSharedInformer<KubeObject>({
+      client: source,
+      type: ConfigMaps,
+      clock,
+      logger,
+      optional,
+      backoff: { initialMs: 1_000, maxMs: 1_000, jitter: 0 },
+    });
+    const log: string[] = [];
+    informer.addEventHandler({
+      onAdd: (o) => log.push(`add ${o.metadata?.name}`),
+      onDelete: (o) => log.push(`delete ${o.metadata?.name}`),
+    });
+    return { source, clock, informer, log, lines };
+  }
+
+  it('is synced and empty while not served, is listed and watched once served, and empties when it goes away', async () => {
+    const { source, clock, informer, log, lines } = informerOn(
+      [status(404), status(404), page([cm('a', '1')], '5'), status(404)],
+      // The resource goes away under the first watch: the next one is refused.
+      (n, signal) => {
+        if (n === 0) return closedWatch([]);
+        if (n === 1) throw status(404);
+        return openWatch([], signal);
+      },
+      true,
+    );
+    const stop = new AbortController();
+    const running = informer.start(stop.signal);
+    await flushAsync();
+    expect(informer.hasSynced()).toBe(true);
+    expect(informer.getIndexer().list()).toEqual([]);
+
+    await clock.advance(1_000);
+    expect(informer.getIndexer().list()).toEqual([]);
+    await clock.advance(1_000);
+    expect(informer.getIndexer().listKeys()).toEqual(['n/a']);
+    // The first watch closed at once (it delivered nothing: retried after backoff), the next one is refused.
+    await clock.advance(1_000);
+    expect(informer.getIndexer().list()).toEqual([]);
+    expect(log).toEqual(['add a', 'delete a']);
+    await clock.advance(1_000);
+    expect(source.calls.map((c) => c.kind)).toEqual(['list', 'list', 'list', 'watch', 'watch', 'list']);
+    // Logged when it changes, not on every retry.
+    expect(lines).toEqual([
+      'info optional resource is not served; treated as empty until it is',
+      'info optional resource is served; listing and watching it',
+      'info optional resource is not served; treated as empty until it is',
+    ]);
+    expect(informer.stats.unavailable).toBe(4);
+    stop.abort();
+    await running;
+  });
+
+  it('treats 403 as empty too, with a warning', async () => {
+    const { informer, lines } = informerOn([status(403)], (_n, signal) => openWatch([], signal), true);
+    const stop = new AbortController();
+    const running = informer.start(stop.signal);
+    await flushAsync();
+    expect(informer.hasSynced()).toBe(true);
+    expect(lines).toEqual(['warn optional resource may not be read (403); treated as empty, check RBAC']);
+    stop.abort();
+    await running;
+  });
+
+  it('without `optional`, a resource that is not served keeps the informer unsynced', async () => {
+    const { clock, informer } = informerOn(
+      [status(404), status(404), status(404)],
+      (_n, signal) => openWatch([], signal),
+      false,
+    );
+    const stop = new AbortController();
+    const running = informer.start(stop.signal);
+    await clock.advance(2_000);
+    expect(informer.hasSynced()).toBe(false);
+    stop.abort();
+    await running;
+  });
+});

@@ -10,6 +10,11 @@
 // watch event's object), so a list costs one raw object at a time plus the transformed objects, whatever the size of
 // a page. An object over `maxObjectBytes` fails the list or watch (ApiResponseError, logged and retried as any
 // failure), naming the budget.
+// An `optional` resource (one the cluster may not serve, e.g. a CRD of a newer release) that answers 404, or 403
+// (not granted), counts as empty: the sink gets an empty list, so the informer syncs and an empty cache stands for
+// "none", and the list is retried with backoff until the resource is served (then list + watch as usual; it may
+// appear mid-run, as when the cluster is updated to a release that brings it). Without `optional` such an answer
+// is retried like any failure and the informer never syncs, which would hold up whoever waits for it.
 import { Backoff, type BackoffOptions } from '../backoff.js';
 import type { KubeClient, QueryValue, WatchEvent, WatchStream } from '../client.js';
 import { realClock, type Clock } from '../clock.js';
@@ -55,6 +60,8 @@ export interface ReflectorOptions<T = KubeObject> {
   logger?: Logger;
   /** Uniform [0,1) source for timeouts and jitter. Default: Math.random. */
   random?: () => number;
+  /** The resource may not be served or readable: 404 and 403 mean no objects (see the module comment). */
+  optional?: boolean;
 }
 
 /** Counters for tests and debugging. */
@@ -65,6 +72,8 @@ export interface ReflectorStats {
   relistsAfterGone: number;
   watchdogRestarts: number;
   events: number;
+  /** Lists and watches of an optional resource answered 404 or 403 (counted as empty). */
+  unavailable: number;
 }
 
 type StatusObject = { kind?: string; code?: number; reason?: string; message?: string };
@@ -77,8 +86,11 @@ export class Reflector<T extends KubeObject> {
     relistsAfterGone: 0,
     watchdogRestarts: 0,
     events: 0,
+    unavailable: 0,
   };
   private lastRv = '';
+  /** The status code of the last 404/403 of an optional resource, until it is served again (0: served). */
+  private unavailableStatus = 0;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly random: () => number;
@@ -128,6 +140,12 @@ export class Reflector<T extends KubeObject> {
         await this.clock.sleep(this.backoff.next(), signal);
       } catch (err) {
         if (signal.aborted) break;
+        if (this.options.optional && isUnavailable(err)) {
+          needList = true;
+          this.reportUnavailable(err.statusCode);
+          await this.clock.sleep(this.backoff.next(), signal);
+          continue;
+        }
         if (isGone(err)) {
           this.stats.relistsAfterGone++;
           needList = true;
@@ -198,6 +216,10 @@ export class Reflector<T extends KubeObject> {
       if (!cont) break;
     }
     this.stats.lists++;
+    if (this.unavailableStatus !== 0) {
+      this.unavailableStatus = 0;
+      this.logger.info({}, 'optional resource is served; listing and watching it');
+    }
     this.sink.replace(items, rv);
     this.lastRv = rv;
     this.logger.debug({ count: items.length, resourceVersion: rv }, 'listed');
@@ -279,9 +301,25 @@ export class Reflector<T extends KubeObject> {
     if (rv) this.lastRv = rv;
   }
 
+  /** An optional resource is not there (404) or not readable (403): no objects; logged when that starts. */
+  private reportUnavailable(statusCode: number): void {
+    this.stats.unavailable++;
+    this.lastRv = '';
+    this.sink.replace([], '');
+    if (this.unavailableStatus === statusCode) return;
+    this.unavailableStatus = statusCode;
+    if (statusCode === 404)
+      this.logger.info({}, 'optional resource is not served; treated as empty until it is');
+    else this.logger.warn({}, 'optional resource may not be read (403); treated as empty, check RBAC');
+  }
+
   private selectors(): Record<string, QueryValue> {
     return { labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector };
   }
+}
+
+function isUnavailable(err: unknown): err is ApiStatusError {
+  return err instanceof ApiStatusError && (err.statusCode === 404 || err.statusCode === 403);
 }
 
 function errorSummary(err: unknown): { code?: string; message: string } {

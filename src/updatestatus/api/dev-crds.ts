@@ -1,7 +1,7 @@
 // Minimal CRDs for the OpenShift objects update status reads (ClusterVersion, ClusterOperator, MachineConfigPool,
-// MachineConfig, and the namespaced Route through which alerts are found), for development clusters and tests
-// only: schemaless (unknown fields kept) and without a status subresource, so fixtures can be created as they
-// are. Real OpenShift clusters bring their own.
+// MachineConfig, MachineConfigNode, and the namespaced Route through which alerts are found), for development
+// clusters and tests only: schemaless (unknown fields kept) and without a status subresource, so fixtures can be
+// created as they are. Real OpenShift clusters bring their own.
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   type KubeClient,
@@ -28,6 +28,12 @@ export const MachineConfigPools = cluster(
   'MachineConfigPool',
 );
 export const MachineConfigs = cluster('machineconfiguration.openshift.io', 'machineconfigs', 'MachineConfig');
+/** Served by OpenShift 4.19 and later (machineconfiguration.openshift.io/v1), one per node. */
+export const MachineConfigNodes = cluster(
+  'machineconfiguration.openshift.io',
+  'machineconfignodes',
+  'MachineConfigNode',
+);
 
 /** route.openshift.io Routes: `openshift-monitoring/thanos-querier` tells where alerts are served. */
 export const Routes: ResourceType = {
@@ -43,6 +49,7 @@ export const OPENSHIFT_INPUT_TYPES = [
   ClusterOperators,
   MachineConfigPools,
   MachineConfigs,
+  MachineConfigNodes,
   Routes,
 ] as const;
 

@@ -268,6 +268,8 @@ describe('least-privilege RBAC of the new service accounts (kubectl auth can-i)'
       [UPDATE_STATUS, 'list', 'clusteroperators.config.openshift.io', '*', 'yes'],
       [UPDATE_STATUS, 'watch', 'machineconfigpools.machineconfiguration.openshift.io', '*', 'yes'],
       [UPDATE_STATUS, 'list', 'machineconfigs.machineconfiguration.openshift.io', '*', 'yes'],
+      [UPDATE_STATUS, 'watch', 'machineconfignodes.machineconfiguration.openshift.io', '*', 'yes'],
+      [UPDATE_STATUS, 'patch', 'machineconfignodes.machineconfiguration.openshift.io', '*', 'no'],
       [UPDATE_STATUS, 'watch', 'nodes', '*', 'yes'],
       [UPDATE_STATUS, 'watch', 'updatestatuses.update.openshift.io', '*', 'yes'],
       [UPDATE_STATUS, 'create', 'updatestatuses.update.openshift.io', '*', 'yes'],
