@@ -8,16 +8,17 @@ import tseslint from 'typescript-eslint';
 //   folder        may import
 //   runtime       nothing outside src/runtime
 //   registry      runtime
-//   podplacement  runtime, registry (only through src/registry/index.ts)
+//   podplacement  runtime, registry (only through src/registry/index.ts), updatestatus (only its informer.ts)
 //   updatestatus  runtime
-//   nodepool      runtime
+//   nodepool      runtime, updatestatus (only its informer.ts)
 //   devcluster    runtime
 //   demo          anything but cli
 //   cli           anything (the command-line shell: it wires every folder, internals included)
 //
 // Outside src/runtime and src/cli, the runtime is imported only through src/runtime/index.ts, or
 // src/runtime/light.ts (its part that loads no third-party module, for code on a command's start-up path), and the
-// registry only through src/registry/index.ts. No product folder imports devcluster or demo. What src/ compiles to
+// registry only through src/registry/index.ts, and update status only through src/updatestatus/informer.ts (the
+// client side of its informer contract: pod placement and NodePool status contribute update insights). No product folder imports devcluster or demo. What src/ compiles to
 // (dist/) imports only packages of `dependencies`, checked by test/unit/product-dependencies.test.ts.
 // An area's own `cli.ts` (its commands' registration) may also import src/cli/logging.ts, which every command uses
 // to build its logger, and src/cli/flags.ts, the parsers of every command's flags. Static imports are checked by
@@ -41,9 +42,9 @@ const AREAS = [
 const MAY_IMPORT = {
   runtime: [],
   registry: ['runtime'],
-  podplacement: ['runtime', 'registry'],
+  podplacement: ['runtime', 'registry', 'updatestatus'],
   updatestatus: ['runtime'],
-  nodepool: ['runtime'],
+  nodepool: ['runtime', 'updatestatus'],
   devcluster: ['runtime'],
   demo: AREAS.filter((a) => a !== 'cli'),
 };
@@ -52,7 +53,11 @@ const MAY_IMPORT = {
 const ENTRY_POINTS = {
   runtime: ['index', 'light'],
   registry: ['index'],
+  // For the product areas that are its informers; demo (which drives every area) is not limited to it.
+  updatestatus: ['informer'],
 };
+/** @type {Record<string, string[]>} target area -> areas that may import more than its ENTRY_POINTS */
+const ENTRY_POINT_EXEMPT = { updatestatus: ['demo'] };
 
 // Import specifiers in src are relative ('../runtime/index.js', '../../registry/index.js'); a folder named like an
 // area inside another area would be mistaken for it, so areas have no such sub-folders.
@@ -74,7 +79,7 @@ function forbiddenImports(area, options = {}) {
       message: `src/${area} may import only ${allowed.length > 0 ? allowed.join(', ') : 'src/runtime'} (see the boundaries at the top of eslint.config.js).`,
     });
   for (const [target, modules] of Object.entries(ENTRY_POINTS))
-    if (target !== area && allowed.includes(target))
+    if (target !== area && allowed.includes(target) && !(ENTRY_POINT_EXEMPT[target] ?? []).includes(area))
       patterns.push({
         regex: `${up}${target}/(?!(${modules.join('|')})\\.js$)`,
         message: `Import src/${target} only through ${modules.map((m) => `src/${target}/${m}.ts`).join(' or ')}.`,

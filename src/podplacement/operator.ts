@@ -10,6 +10,7 @@ import { DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS } from './controller-liveness.j
 import { PodPlacementMetrics } from './metrics.js';
 import { DEFAULT_INSPECTION_DEADLINE_MS } from './pod-reconciler.js';
 import { InspectionBreaker } from './inspection-breaker.js';
+import { addPodPlacementUpdateInsights } from './update-insights.js';
 import { ConfigCaches } from './operator/config-caches.js';
 import { ClusterConfigTrigger, addClusterConfigController } from './operator/config-controller.js';
 import { CrdConversionRegistrar, installCrds } from './operator/crd-installer.js';
@@ -188,6 +189,10 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     purgeInspectionCache: () => inspection.purge(),
     logger,
   });
+  const updateInsights =
+    options.updateInsights === false
+      ? undefined
+      : addPodPlacementUpdateInsights(manager, gatedPods, () => inspection.searchRegistries());
   const workers = options.workers ?? DEFAULT_WORKERS;
   const breaker = new InspectionBreaker({
     client,
@@ -210,6 +215,7 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     workers,
     inspectionDeadlineMs,
     breaker,
+    onInspectionFailure: updateInsights && ((failure) => updateInsights.record(failure)),
     tuning: options,
   });
 

@@ -8,6 +8,7 @@
 //   apiVersion, kind                     events (the involved object)
 //   metadata.name, namespace             cache key, patch target, events
 //   metadata.uid, resourceVersion        events; resourceVersion is the patch's precondition (a changed pod is 409)
+//   metadata.creationTimestamp           how long the pod has been gated (update insights: update-insights.ts)
 //   metadata.labels (all)                PodPlacementConfig label selectors, the inspection-error count, the diff
 //                                        the patch is computed from
 //   metadata.annotations (the operator's three only)
@@ -41,6 +42,7 @@ export function projectGatedPod<P extends Pod>(pod: P): P {
     if (meta.namespace !== undefined) metadata.namespace = meta.namespace;
     if (meta.uid !== undefined) metadata.uid = meta.uid;
     if (meta.resourceVersion !== undefined) metadata.resourceVersion = meta.resourceVersion;
+    if (meta.creationTimestamp !== undefined) metadata.creationTimestamp = meta.creationTimestamp;
     if (meta.labels !== undefined) metadata.labels = meta.labels;
     const annotations = operatorAnnotations(meta.annotations);
     if (annotations !== undefined) metadata.annotations = annotations;

@@ -91,6 +91,8 @@ export interface PodReconcilerOptions {
   saturatedRequeueMs?: number;
   /** Told about every applied plan (for tests, the bench and `npm start`'s summary). */
   onPlanned?: (key: string, plan: PlacementPlan) => void;
+  /** Told about every image whose inspection failed (update insights group them by registry). Default: none. */
+  onInspectionFailure?: (failure: { image: string; namespace: string; error: string }) => void;
   /**
    * Told before and after each registry step (inspection-breaker.ts), so a pod whose inspection kills the process
    * is released uninspected by the next one instead of being inspected again. Default: none.
@@ -240,6 +242,10 @@ export class PodReconciler {
     } finally {
       release?.();
     }
+    if (this.o.onInspectionFailure)
+      for (const [image, result] of inspection)
+        if ('error' in result && result.failure !== 'uninspected')
+          this.o.onInspectionFailure({ image, namespace, error: result.error });
     const plan = planPlacement({ pod, inspection, ...ctx, attempt: failures + 1 });
     if (plan.action === 'none') return;
 

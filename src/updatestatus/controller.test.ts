@@ -11,6 +11,8 @@ import type { ResourceType } from '../runtime/resources.js';
 import { Nodes } from '../runtime/resources.js';
 import { UpdateStatuses } from './api/install.js';
 import type { UpdateStatus } from './api/schema.js';
+import { EXPIRE_AFTER_MS, STALE_AFTER_MS, mergeContributions, storedContribution } from './api/informers.js';
+import { INFORMERS_REPORTING } from './api/aggregate.js';
 import {
   type UpdateStatusSources,
   type UpdateStatusWriter,
@@ -56,15 +58,32 @@ const WORKERS_START = (() => {
 })();
 
 type Status = UpdateStatus & KubeObject;
+const INFORMER_MANAGER = 'updatestatus-informer-';
 
-/** One UpdateStatus kept in memory like the API server would: resourceVersions, conflicts, watch echoes. */
+/**
+ * One UpdateStatus kept in memory like the API server would, with server-side apply modelled for its shapes:
+ * each field manager's last apply is kept, and the object is their merge (an informer's entries and registration
+ * from its manager, the aggregation fields from the aggregator's); a JSON patch removal drops an informer's
+ * entries, as the server would. Writes echo back like watch events.
+ */
 class MemoryStatuses implements UpdateStatusWriter {
   private stored: Status | undefined;
   private revision = 100;
-  /** Every successful status write, in order. */
-  readonly written: Status[] = [];
+  private readonly applied = new Map<string, UpdateStatus>();
+  /** Every successful status write, in order, with who made it. */
+  readonly written: { manager: string; status: Status }[] = [];
 
   constructor(private readonly echo: (type: 'ADDED' | 'MODIFIED', obj: Status) => void) {}
+
+  writesBy(manager: string): Status[] {
+    return this.written.filter((w) => w.manager === manager).map((w) => w.status);
+  }
+
+  /** What a foreign informer (another component) applies, written directly. */
+  applyAs(manager: string, body: UpdateStatus): void {
+    this.applied.set(manager, structuredClone(body));
+    this.store('MODIFIED', this.compose());
+  }
 
   async get(): Promise<Status> {
     if (!this.stored) throw new ApiStatusError('GET', 'updatestatuses/cluster', 404, 'NotFound', '', {});
@@ -73,15 +92,51 @@ class MemoryStatuses implements UpdateStatusWriter {
 
   async create(obj: Status): Promise<Status> {
     if (this.stored) throw new ApiStatusError('POST', 'updatestatuses', 409, 'AlreadyExists', '', {});
-    return this.store('ADDED', obj);
+    return this.store('ADDED', { ...obj, status: {} });
   }
 
-  async updateStatus(obj: Status): Promise<Status> {
-    if (obj.metadata?.resourceVersion !== this.stored?.metadata?.resourceVersion)
-      throw new ApiStatusError('PUT', 'updatestatuses/cluster/status', 409, 'Conflict', '', {});
-    const saved = this.store('MODIFIED', obj);
-    this.written.push(saved);
+  async apply(obj: Status, opts: { fieldManager: string; subresource?: string }): Promise<Status> {
+    if (!this.stored)
+      throw new ApiStatusError('PATCH', 'updatestatuses/cluster/status', 404, 'NotFound', '', {});
+    expect(opts.subresource).toBe('status');
+    this.applied.set(opts.fieldManager, structuredClone(obj));
+    const saved = this.store('MODIFIED', this.compose());
+    this.written.push({ manager: opts.fieldManager, status: saved });
     return saved;
+  }
+
+  async jsonPatch(
+    _ref: unknown,
+    ops: readonly { op: string; path: string; value?: unknown }[],
+  ): Promise<Status> {
+    // The removals' `test` ops name the informer removed at each index; the model drops that informer's apply.
+    for (const op of ops) {
+      if (op.op === 'test') this.applied.delete(`${INFORMER_MANAGER}${String(op.value)}`);
+    }
+    const saved = this.store('MODIFIED', this.compose());
+    this.written.push({ manager: 'json-patch', status: saved });
+    return saved;
+  }
+
+  private compose(): Status {
+    const informers = [...this.applied].filter(([m]) => m.startsWith(INFORMER_MANAGER));
+    const merged = mergeContributions(
+      informers.map(([m, body]) => storedContribution(body.status, m.slice(INFORMER_MANAGER.length))),
+      '',
+    );
+    merged.informers = informers.flatMap(([, body]) => body.status?.informers ?? []);
+    const aggregate = [...this.applied].find(([m]) => !m.startsWith(INFORMER_MANAGER))?.[1]?.status;
+    const status: UpdateStatus['status'] = {
+      ...merged,
+      ...(aggregate?.conditions ? { conditions: aggregate.conditions } : {}),
+    };
+    if (aggregate?.controlPlane || merged.controlPlane)
+      status.controlPlane = { ...aggregate?.controlPlane, informers: merged.controlPlane?.informers };
+    const pools = new Map((merged.workerPools ?? []).map((p) => [p.name, { ...p }]));
+    for (const p of aggregate?.workerPools ?? [])
+      pools.set(p.name, { ...p, ...pools.get(p.name), conditions: p.conditions });
+    if (pools.size > 0) status.workerPools = [...pools.values()];
+    return { metadata: { name: 'cluster' }, spec: {}, status };
   }
 
   private store(type: 'ADDED' | 'MODIFIED', obj: Status): Status {
@@ -214,24 +269,38 @@ async function setup(step = WORKERS_START) {
   };
 }
 
+const CPI = `${INFORMER_MANAGER}cpi`;
+const NODES = `${INFORMER_MANAGER}nodes`;
+const AGGREGATOR = 'tessera-updatestatus';
+
 describe('update-status controller writes', () => {
-  it('writes once at start, and not again over many resync periods while nothing changes', async () => {
+  it('writes each informer and the aggregate once at start, then only heartbeats while nothing changes', async () => {
     const t = await setup();
     try {
-      expect(t.statuses.written).toHaveLength(1);
-      expect(shownPhases(t.statuses.written[0])).toMatchObject({
-        'worker-0': 'Draining',
-        'worker-2': 'Pending',
+      expect(t.statuses.written.map((w) => w.manager)).toEqual([CPI, NODES, AGGREGATOR]);
+      const first = t.statuses.written[2]?.status;
+      expect(shownPhases(first)).toMatchObject({ 'worker-0': 'Draining', 'worker-2': 'Pending' });
+      expect(first?.status?.workerPools?.[0]?.conditions?.[0]).toMatchObject({
+        type: 'Updating',
+        status: 'True',
       });
       const reconciles = t.stats.reconciles;
       for (let period = 0; period < 5; period++) {
         await t.clock.advance(RESYNC_MS);
         await t.settle();
       }
-      // The controller did look again (at least once per period), and found nothing to write.
+      // The controller did look again (at least once per period); in 150 s each informer renewed its heartbeat
+      // twice (every 60 s) and the aggregate, unchanged, was not written again.
       expect(t.stats.reconciles - reconciles).toBeGreaterThanOrEqual(5);
-      expect(t.statuses.written).toHaveLength(1);
-      expect(t.stats.writes).toBe(1);
+      expect(t.statuses.writesBy(CPI)).toHaveLength(3);
+      expect(t.statuses.writesBy(NODES)).toHaveLength(3);
+      expect(t.statuses.writesBy(AGGREGATOR)).toHaveLength(1);
+      const heartbeats = t.statuses
+        .writesBy(NODES)
+        .map((s) => s.status?.informers?.find((r) => r.name === 'nodes')?.heartbeatTime);
+      expect(heartbeats).toEqual(['2026-01-01T00:00:00Z', '2026-01-01T00:01:00Z', '2026-01-01T00:02:00Z']);
+      // A heartbeat changes nothing else.
+      expect(shownPhases(t.statuses.writesBy(NODES)[2])).toEqual(shownPhases(first));
     } finally {
       await t.stop();
     }
@@ -240,31 +309,31 @@ describe('update-status controller writes', () => {
   it('turns a burst of node changes into one write, after the write interval, showing the last state', async () => {
     const t = await setup();
     try {
-      expect(t.statuses.written).toHaveLength(1);
+      expect(t.statuses.writesBy(NODES)).toHaveLength(1);
       // Right after that write, the rollout moves on three steps, node by node, event by event.
       for (let step = WORKERS_START + 1; step <= WORKERS_START + 3; step++)
         for (const name of plan.workerNodes) t.sources.nodes.apply('MODIFIED', node(name, step));
       await t.settle();
       // Seen, and put off: the last write is less than the interval old.
       expect(t.stats.throttled).toBeGreaterThan(0);
-      expect(t.statuses.written).toHaveLength(1);
+      expect(t.statuses.writesBy(NODES)).toHaveLength(1);
       await t.clock.advance(MIN_WRITE_MS - 1);
       await t.settle();
-      expect(t.statuses.written).toHaveLength(1);
+      expect(t.statuses.writesBy(NODES)).toHaveLength(1);
 
       await t.clock.advance(1);
       await t.settle();
-      expect(t.statuses.written).toHaveLength(2);
+      expect(t.statuses.writesBy(NODES)).toHaveLength(2);
       const last = simulatedState(plan, WORKERS_START + 3).nodePhases;
-      expect(shownPhases(t.statuses.written[1])).toEqual(Object.fromEntries(last));
+      expect(shownPhases(t.statuses.writesBy(NODES)[1])).toEqual(Object.fromEntries(last));
       expect(last.get('worker-0')).toBe('Completed');
+      // The control plane's informer had nothing new to say.
+      expect(t.statuses.writesBy(CPI)).toHaveLength(1);
 
-      // Its echo and later resyncs bring no further write.
-      for (let period = 0; period < 3; period++) {
-        await t.clock.advance(RESYNC_MS);
-        await t.settle();
-      }
-      expect(t.statuses.written).toHaveLength(2);
+      // Its echo and later resyncs within the heartbeat interval bring no further write.
+      await t.clock.advance(RESYNC_MS);
+      await t.settle();
+      expect(t.statuses.writesBy(NODES)).toHaveLength(2);
     } finally {
       await t.stop();
     }
@@ -275,30 +344,103 @@ describe('update-status controller writes', () => {
     try {
       await t.clock.advance(MIN_WRITE_MS);
       await t.settle();
-      expect(t.statuses.written).toHaveLength(1);
+      expect(t.statuses.writesBy(NODES)).toHaveLength(1);
       t.sources.nodes.apply('MODIFIED', node('worker-0', WORKERS_START + 1));
       await t.settle();
-      expect(t.statuses.written).toHaveLength(2);
-      expect(shownPhases(t.statuses.written[1])['worker-0']).toBe('Updating');
+      expect(t.statuses.writesBy(NODES)).toHaveLength(2);
+      expect(shownPhases(t.statuses.writesBy(NODES)[1])['worker-0']).toBe('Updating');
     } finally {
       await t.stop();
     }
   });
 
-  it('does not write for events that change nothing the status shows (heartbeats)', async () => {
+  it('does not write for events that change nothing the status shows (kubelet heartbeats)', async () => {
     const t = await setup();
     try {
       await t.clock.advance(MIN_WRITE_MS);
       await t.settle();
       const reconciles = t.stats.reconciles;
-      for (let beat = 1; beat <= 20; beat++) {
+      // 50 s of kubelet heartbeats: within the informers' own heartbeat interval.
+      for (let beat = 1; beat <= 5; beat++) {
         for (const name of simulatedState(plan, WORKERS_START).nodeAnnotations.keys())
           t.sources.nodes.apply('MODIFIED', node(name, WORKERS_START, START + beat * 10_000));
         await t.clock.advance(10_000);
         await t.settle();
       }
-      expect(t.stats.reconciles - reconciles).toBeGreaterThanOrEqual(20);
-      expect(t.statuses.written).toHaveLength(1);
+      expect(t.stats.reconciles - reconciles).toBeGreaterThanOrEqual(5);
+      expect(t.statuses.written).toHaveLength(3);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("keeps another informer's insights, marks them stale when it stops, and removes them when they expire", async () => {
+    const t = await setup();
+    try {
+      const health = {
+        type: 'Health' as const,
+        health: {
+          startedAt: '2026-01-01T00:00:00Z',
+          scope: { type: 'ControlPlane' as const, resources: [] },
+          impact: { level: 'Warning' as const, type: 'Update Speed' as const, summary: 'External finding' },
+          remediation: { reference: 'https://example.com/runbook' },
+        },
+      };
+      t.statuses.applyAs(`${INFORMER_MANAGER}external`, {
+        metadata: { name: 'cluster' },
+        spec: {},
+        status: {
+          informers: [{ name: 'external', heartbeatTime: '2026-01-01T00:00:00Z' }],
+          controlPlane: {
+            informers: [
+              {
+                name: 'external',
+                insights: [{ uid: 'ext-1', acquiredAt: '2026-01-01T00:00:00Z', insight: health }],
+              },
+            ],
+          },
+        },
+      });
+      await t.settle();
+      const reporting = () =>
+        t.statuses
+          .writesBy(AGGREGATOR)
+          .at(-1)
+          ?.status?.conditions?.find((c) => c.type === INFORMERS_REPORTING);
+      expect(reporting()?.status).toBe('True');
+      // Tessera's own writes leave the external entry alone.
+      t.sources.nodes.apply('MODIFIED', node('worker-0', WORKERS_START + 1));
+      await t.clock.advance(MIN_WRITE_MS);
+      await t.settle();
+      const cp = (s: Status | undefined) => s?.status?.controlPlane?.informers?.map((i) => i.name).sort();
+      expect(cp(t.statuses.writesBy(NODES).at(-1))).toEqual(['cpi', 'external', 'nodes']);
+
+      // The external informer stops renewing: stale after STALE_AFTER_MS, named by the aggregate.
+      await t.clock.advance(STALE_AFTER_MS);
+      await t.settle();
+      expect(reporting()).toMatchObject({ status: 'False', reason: 'InformerStopped' });
+      expect(reporting()?.message).toContain(
+        'external (last heartbeat 2026-01-01T00:00:00Z; 1 insights left out)',
+      );
+      // Tessera's own informers, renewing every minute, stay live.
+      expect(reporting()?.message).not.toContain('nodes');
+
+      // Expired: its entries are removed; the aggregate then reports all informers again.
+      await t.clock.advance(EXPIRE_AFTER_MS);
+      await t.settle();
+      await t.clock.advance(MIN_WRITE_MS);
+      await t.settle();
+      expect(t.statuses.writesBy('json-patch')).toHaveLength(1);
+      expect(cp(t.statuses.writesBy(AGGREGATOR).at(-1))).toEqual(['cpi', 'nodes']);
+      // The removal is named for ten minutes, then the aggregate reports all informers again.
+      expect(reporting()?.message).toEqual(
+        expect.stringMatching(
+          /^Informers not reporting: external \(removed at 2026-01-01T01:0\d:\d\dZ: no heartbeat for over an hour\)$/,
+        ),
+      );
+      await t.clock.advance(11 * 60_000);
+      await t.settle();
+      expect(reporting()?.status).toBe('True');
     } finally {
       await t.stop();
     }

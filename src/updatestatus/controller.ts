@@ -12,13 +12,13 @@ import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import {
   type SharedInformerFactory,
+  compactForCache,
   type SharedInformer,
   type KubeClient,
   realClock,
   type Clock,
   Controller,
   type Reconciler,
-  ApiStatusError,
   InvalidArgumentError,
   silentLogger,
   type Logger,
@@ -31,8 +31,22 @@ import {
 } from '../runtime/index.js';
 import type { AlertsReading } from './alerts.js';
 import { assessUpdateStatus } from './assess.js';
+import { isDeepStrictEqual } from 'node:util';
 import { UpdateStatuses } from './api/install.js';
-import { projectUpdateStatus } from './api/project.js';
+import { CONTROL_PLANE_INFORMER, NODE_INFORMER, projectInformers } from './api/project.js';
+import {
+  REMOVAL_MEMORY_MS,
+  type RemovedInformer,
+  aggregateUpdateStatus,
+  storedAggregate,
+} from './api/aggregate.js';
+import {
+  HEARTBEAT_INTERVAL_MS,
+  INFORMER_BUDGETS,
+  type InformerContribution,
+  removalPatch,
+} from './api/informers.js';
+import { AGGREGATOR_FIELD_MANAGER, InformerWriter, applyCreatingObject } from './informer.js';
 import { SINGLETON_NAME, type UpdateStatus } from './api/schema.js';
 import { UpdateStatusError } from './errors.js';
 import { MILLISECOND } from './gotime.js';
@@ -42,12 +56,20 @@ import type {
   ClusterVersion,
   Deployment,
   MachineConfig,
+  MachineConfigNode,
   MachineConfigPool,
   Node,
 } from './inputs.js';
-import { ClusterOperators, ClusterVersions, MachineConfigPools, MachineConfigs } from './api/dev-crds.js';
+import {
+  ClusterOperators,
+  ClusterVersions,
+  MachineConfigNodes,
+  MachineConfigPools,
+  MachineConfigs,
+} from './api/dev-crds.js';
+import { machineConfigNodeFieldsRead } from './nodestate.js';
 import { mcoImageOf } from './snapshot.js';
-import { type Health, healthConditions, statusUnchanged, writeDelayMs } from './write-policy.js';
+import { type Health, healthConditions, writeDelayMs } from './write-policy.js';
 
 const MCO_NAMESPACE = 'openshift-machine-config-operator';
 const Deployments: ResourceType = {
@@ -69,7 +91,7 @@ export interface UpdateStatusControllerOptions {
   readonly resyncMs?: number;
   /** See ProjectOptions.maxNodeInsightsPerPool. Default: 20. */
   readonly maxNodeInsightsPerPool?: number;
-  /** Field manager of the writes. Default: `tessera-updatestatus`. */
+  /** Field manager of the aggregator's writes (its informers use the contract's). Default: `tessera-updatestatus`. */
   readonly fieldManager?: string;
   /**
    * Where firing alerts come from while the cluster updates (e.g. createLiveAlertsReader with the controller's
@@ -92,6 +114,8 @@ export interface UpdateStatusControllerStats {
   /** Reconciles put off (requeued) because the last write was less than minWriteIntervalMs ago. */
   throttled: number;
   writes: number;
+  /** The writes of each of Tessera's informers (`cpi`, `nodes`) and of the aggregator (`aggregate`, removals too). */
+  writesBy: { cpi: number; nodes: number; aggregate: number };
   /** Total time spent assessing and projecting (ms). */
   assessMs: number;
   /** Total time spent in status writes (ms). */
@@ -112,6 +136,11 @@ export interface UpdateStatusSources {
   readonly nodes: SharedInformer<Node & KubeObject>;
   readonly pools: SharedInformer<MachineConfigPool & KubeObject>;
   readonly machineConfigs: SharedInformer<MachineConfig & KubeObject>;
+  /**
+   * The nodes' MachineConfigNodes (OpenShift 4.19+), by an informer that is synced and empty while the cluster
+   * does not serve them; absent: each node's phase comes from its annotations alone.
+   */
+  readonly machineConfigNodes?: SharedInformer<MachineConfigNode & KubeObject>;
   /** The UpdateStatus objects: the controller's previous write, and the resourceVersion its next write uses. */
   readonly statuses: SharedInformer<UpdateStatus & KubeObject>;
 }
@@ -119,16 +148,23 @@ export interface UpdateStatusSources {
 /** The writes the controller makes on UpdateStatus objects (a ResourceClient in production). */
 export type UpdateStatusWriter = Pick<
   ResourceClient<UpdateStatus & KubeObject>,
-  'create' | 'get' | 'updateStatus'
+  'create' | 'get' | 'apply' | 'jsonPatch'
 >;
 
 /** Options for {@link newUpdateStatusController}: the controller's own, without where its data comes from. */
 export type UpdateStatusControllerTuning = Omit<UpdateStatusControllerOptions, 'client' | 'informers'>;
 
-/** The reconciler: cached objects -> assessment -> projected status -> (maybe) one write. */
+/**
+ * The reconciler: cached objects -> assessment -> Tessera's two informers' contributions (each written by its own
+ * InformerWriter when it changed or its heartbeat is due) -> the aggregation over every informer's insights
+ * (written with the controller's field manager when it changed), and the removal of expired informers.
+ */
 class UpdateStatusReconciler implements Reconciler<string> {
-  private lastWriteAt = -Infinity;
   private lastAlertsNotice = '';
+  private lastAggregateAt = -Infinity;
+  /** Informers this aggregator removed lately (at most INFORMER_BUDGETS.maxInformers kept). */
+  private removed: RemovedInformer[] = [];
+  private readonly informerWriters: Map<string, InformerWriter>;
 
   constructor(
     private readonly sources: UpdateStatusSources,
@@ -137,7 +173,15 @@ class UpdateStatusReconciler implements Reconciler<string> {
     private readonly clock: Clock,
     private readonly logger: Logger,
     readonly stats: UpdateStatusControllerStats,
-  ) {}
+  ) {
+    const minWriteIntervalMs = options.minWriteIntervalMs ?? 1_000;
+    this.informerWriters = new Map(
+      [CONTROL_PLANE_INFORMER, NODE_INFORMER].map((name) => [
+        name,
+        new InformerWriter(statuses, { name, clock, minWriteIntervalMs }),
+      ]),
+    );
+  }
 
   private snapshot(): ClusterSnapshot | string {
     const cv = this.sources.clusterVersions
@@ -153,6 +197,7 @@ class UpdateStatusReconciler implements Reconciler<string> {
       machineConfigPools: this.sources.pools.getIndexer().list(),
       machineConfigs: this.sources.machineConfigs.getIndexer().list(),
       nodes: this.sources.nodes.getIndexer().list(),
+      machineConfigNodes: this.sources.machineConfigNodes?.getIndexer().list(),
       alerts: undefined,
       mcoImagePullSpec: mcoImageOf(
         this.sources.deployments
@@ -171,87 +216,137 @@ class UpdateStatusReconciler implements Reconciler<string> {
     }
   }
 
-  private async assessAndWrite(signal: AbortSignal): Promise<ReconcileResult> {
-    const resync = this.options.resyncMs ?? 30_000;
-    // Coalesce: within the write interval, look again when it ends (the queue keeps one pending key).
-    const delayMs = writeDelayMs(
-      this.clock.now(),
-      this.lastWriteAt,
-      this.options.minWriteIntervalMs ?? 1_000,
-    );
-    if (delayMs > 0) {
-      this.stats.throttled++;
-      return { requeueAfterMs: delayMs };
-    }
-
-    const nowMs = this.clock.now();
-    const assessStarted = performance.now();
-    const now = BigInt(nowMs) * MILLISECOND;
-    const stored = this.sources.statuses
+  private stored(): (UpdateStatus & KubeObject) | undefined {
+    return this.sources.statuses
       .getIndexer()
       .list()
       .find((s) => s.metadata?.name === SINGLETON_NAME);
-    const previous = stored?.status;
+  }
 
-    const conditions = (health: Health) => healthConditions(previous?.conditions, health, nowMs);
-    let status: UpdateStatus['status'];
+  /** Tessera's own informers' contributions, and the controller's Healthy condition. */
+  private async assess(
+    previous: UpdateStatus['status'],
+    nowMs: number,
+  ): Promise<{ contributions: InformerContribution[]; health: Health }> {
+    const now = BigInt(nowMs) * MILLISECOND;
     const snapshot = this.snapshot();
-    if (typeof snapshot === 'string') {
-      status = {
-        ...previous,
-        conditions: conditions({ healthy: false, reason: 'InsufficientData', message: snapshot }),
+    if (typeof snapshot === 'string')
+      return { contributions: [], health: { healthy: false, reason: 'InsufficientData', message: snapshot } };
+    try {
+      let report = assessUpdateStatus(snapshot, now);
+      if (report.updating && this.options.alerts) {
+        const reading = await this.options.alerts.read();
+        if (reading.alerts !== undefined)
+          report = assessUpdateStatus({ ...snapshot, alerts: reading.alerts }, now);
+        // Logged when it changes, not on every reconcile of an update.
+        if (reading.notice !== this.lastAlertsNotice && reading.notice !== '')
+          this.logger.info({ notice: reading.notice.trim() }, 'health insights leave alerts out');
+        this.lastAlertsNotice = reading.notice;
+      }
+      const contributions = projectInformers(report, now, {
+        previous,
+        maxNodeInsightsPerPool: this.options.maxNodeInsightsPerPool,
+      });
+      return {
+        contributions,
+        health: { healthy: true, reason: 'AsExpected', message: 'Insights are gathered and interpreted' },
       };
-    } else {
-      try {
-        let report = assessUpdateStatus(snapshot, now);
-        if (report.updating && this.options.alerts) {
-          const reading = await this.options.alerts.read();
-          if (reading.alerts !== undefined)
-            report = assessUpdateStatus({ ...snapshot, alerts: reading.alerts }, now);
-          // Logged when it changes, not on every reconcile of an update.
-          if (reading.notice !== this.lastAlertsNotice && reading.notice !== '')
-            this.logger.info({ notice: reading.notice.trim() }, 'health insights leave alerts out');
-          this.lastAlertsNotice = reading.notice;
-        }
-        status = projectUpdateStatus(report, now, {
-          previous,
-          conditions: conditions({
-            healthy: true,
-            reason: 'AsExpected',
-            message: 'Insights are gathered and interpreted',
-          }),
-          maxNodeInsightsPerPool: this.options.maxNodeInsightsPerPool,
-        });
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        const reason = err instanceof UpdateStatusError ? 'CannotAssess' : 'InternalError';
-        if (!(err instanceof UpdateStatusError)) this.logger.error({ err: message }, 'assessment failed');
-        status = { ...previous, conditions: conditions({ healthy: false, reason, message }) };
-      }
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      const reason = err instanceof UpdateStatusError ? 'CannotAssess' : 'InternalError';
+      if (!(err instanceof UpdateStatusError)) this.logger.error({ err: message }, 'assessment failed');
+      return { contributions: [], health: { healthy: false, reason, message } };
     }
-    this.stats.assessMs += performance.now() - assessStarted;
-    if (statusUnchanged(stored, status)) return { requeueAfterMs: resync };
+  }
 
-    const fieldManager = this.options.fieldManager ?? 'tessera-updatestatus';
-    let base = stored;
-    if (!base) {
-      try {
-        base = await this.statuses.create(
-          { metadata: { name: SINGLETON_NAME }, spec: {} },
-          { fieldManager, signal },
-        );
-      } catch (err) {
-        if (!(err instanceof ApiStatusError && err.statusCode === 409)) throw err;
-        base = await this.statuses.get({ name: SINGLETON_NAME }, signal);
-      }
+  private async assessAndWrite(signal: AbortSignal): Promise<ReconcileResult> {
+    const resync = Math.min(this.options.resyncMs ?? 30_000, HEARTBEAT_INTERVAL_MS / 2);
+    const minWrite = this.options.minWriteIntervalMs ?? 1_000;
+    const assessStarted = performance.now();
+    let stored = this.stored();
+    const { contributions, health } = await this.assess(stored?.status, this.clock.now());
+    this.stats.assessMs += performance.now() - assessStarted;
+
+    // An informer that cannot observe writes nothing, heartbeat included: its insights go stale, as the
+    // contract says for an informer that stopped; the Healthy condition says why.
+    let retryAfterMs = resync;
+    for (const contribution of contributions) {
+      const writer = this.informerWriters.get(contribution.name);
+      if (!writer) continue;
+      const writeStarted = performance.now();
+      const outcome = await writer.write(contribution, stored, signal);
+      if (outcome.kind === 'written') {
+        this.stats.writeMs += performance.now() - writeStarted;
+        this.stats.writes++;
+        this.stats.writesBy[contribution.name === CONTROL_PLANE_INFORMER ? 'cpi' : 'nodes']++;
+        stored = outcome.stored;
+      } else if (outcome.kind === 'throttled') {
+        this.stats.throttled++;
+        retryAfterMs = Math.min(retryAfterMs, outcome.retryAfterMs);
+      } else retryAfterMs = Math.min(retryAfterMs, outcome.heartbeatDueInMs);
     }
-    // resourceVersion from the cache: a conflict means the cache is behind; the error requeues with backoff.
-    const writeStarted = performance.now();
-    await this.statuses.updateStatus({ ...base, status }, { fieldManager, signal });
-    this.stats.writeMs += performance.now() - writeStarted;
-    this.lastWriteAt = this.clock.now();
-    this.stats.writes++;
-    return { requeueAfterMs: resync };
+
+    const nowMs = this.clock.now();
+    this.removed = this.removed.filter((r) => nowMs - r.atMs <= REMOVAL_MEMORY_MS);
+    const aggregateOf = (status: UpdateStatus['status']) =>
+      aggregateUpdateStatus(status, nowMs, {
+        healthy: healthConditions(status?.conditions, health, nowMs)[0],
+        removed: this.removed,
+      });
+    let aggregate = aggregateOf(stored?.status);
+    const changed = !isDeepStrictEqual(
+      storedAggregate(stored?.status),
+      storedAggregate(aggregate.apply.status),
+    );
+    const removals = removalPatch(stored?.status, aggregate.removals);
+    if (changed || removals.length > 0) {
+      const delayMs = writeDelayMs(nowMs, this.lastAggregateAt, minWrite);
+      if (delayMs > 0) {
+        this.stats.throttled++;
+        return { requeueAfterMs: Math.min(retryAfterMs, delayMs) };
+      }
+      const writeStarted = performance.now();
+      if (removals.length > 0) {
+        this.logger.info(
+          { informers: [...aggregate.removals] },
+          'removing the insights of informers that expired or exceed their budget',
+        );
+        // A failed `test` (the list changed meanwhile) is an error: the queue retries with fresh data.
+        stored = await this.statuses.jsonPatch({ name: SINGLETON_NAME }, removals, {
+          subresource: 'status',
+          fieldManager: this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER,
+          signal,
+        });
+        this.stats.writes++;
+        this.stats.writesBy.aggregate++;
+        for (const s of aggregate.states) {
+          if (!aggregate.removals.has(s.name)) continue;
+          const removed: RemovedInformer = {
+            name: s.name,
+            reason: s.state === 'over-budget' ? 'over-budget' : 'expired',
+            atMs: nowMs,
+          };
+          this.removed = [...this.removed.filter((r) => r.name !== s.name), removed].slice(
+            -INFORMER_BUDGETS.maxInformers,
+          );
+        }
+        // The aggregate written next names them as removed (the one above was computed before the removal).
+        aggregate = aggregateOf(stored.status);
+      }
+      if (changed || removals.length > 0) {
+        stored = await applyCreatingObject(
+          this.statuses,
+          aggregate.apply,
+          this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER,
+          signal,
+        );
+        this.stats.writes++;
+        this.stats.writesBy.aggregate++;
+      }
+      this.stats.writeMs += performance.now() - writeStarted;
+      this.lastAggregateAt = this.clock.now();
+    }
+    return { requeueAfterMs: retryAfterMs };
   }
 }
 
@@ -273,6 +368,13 @@ export function createUpdateStatusController(options: UpdateStatusControllerOpti
     nodes: f.informerFor({ type: Nodes }),
     pools: f.informerFor({ type: MachineConfigPools }),
     machineConfigs: f.informerFor({ type: MachineConfigs }),
+    // Optional: a cluster that does not serve them (before 4.19), or may not let us read them, gives an empty,
+    // synced cache, so neither the controller nor /readyz waits for it; they are picked up once served.
+    machineConfigNodes: f.informerFor<MachineConfigNode & KubeObject>({
+      type: MachineConfigNodes,
+      optional: true,
+      transform: (mcn) => compactForCache(machineConfigNodeFieldsRead(mcn)),
+    }),
     statuses: f.informerFor({ type: UpdateStatuses }),
   };
   return newUpdateStatusController(
@@ -296,6 +398,7 @@ export function newUpdateStatusController(
     reconciles: 0,
     throttled: 0,
     writes: 0,
+    writesBy: { cpi: 0, nodes: 0, aggregate: 0 },
     assessMs: 0,
     writeMs: 0,
   };
@@ -311,8 +414,8 @@ export function newUpdateStatusController(
     queueMetrics: options.queueMetrics,
   });
   const toSingleton = (): readonly string[] => [SINGLETON_NAME];
-  for (const informer of Object.values(sources) as SharedInformer<KubeObject>[])
-    controller.watch(informer, toSingleton);
+  for (const informer of Object.values(sources) as (SharedInformer<KubeObject> | undefined)[])
+    if (informer) controller.watch(informer, toSingleton);
   return { controller, stats };
 }
 

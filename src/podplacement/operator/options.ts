@@ -108,6 +108,11 @@ export interface PodPlacementOperatorOptions {
   controllerLeaseStaleAfterMs?: number;
   /** Told about every plan applied to a pod. */
   onPlanned?: (key: string, plan: PlacementPlan) => void;
+  /**
+   * Contribute Health insights to the UpdateStatus (pods gated for long, registries failing) while this process
+   * leads; a cluster without the UpdateStatus API is logged once and looked at again. Default: true.
+   */
+  updateInsights?: boolean;
   logger?: Logger;
   logLevel?: LogLevel;
   /** Stop on SIGTERM/SIGINT. Default: true. */

@@ -69,6 +69,8 @@ export interface PodControllerOptions {
   inspectionDeadlineMs: number;
   /** Records the pods being inspected, so the next process releases one that killed this one (leader only). */
   breaker?: InspectionRecorder;
+  /** Told about every failed image inspection (the update insights' failure window). */
+  onInspectionFailure?: (failure: { image: string; namespace: string; error: string }) => void;
   tuning: Pick<
     PodPlacementOperatorOptions,
     'retryBaseDelayMs' | 'maxInspectionsPerNamespace' | 'maxInspectionsPerRegistry' | 'onPlanned'
@@ -97,6 +99,7 @@ export function addPodController(o: PodControllerOptions): Controller {
     ...inspectionCaps(o.workers, o.tuning),
     wake: (key) => controller.enqueue(key),
     onPlanned: o.tuning.onPlanned,
+    onInspectionFailure: o.onInspectionFailure,
     breaker: o.breaker,
   });
   const controller = manager.newController({

@@ -10,3 +10,7 @@ export const SINGLETON_NAME = 'cluster';
 /** A semantic version as the API spells it (no leading zeros in numeric identifiers). */
 export const VERSION_PATTERN =
   '(?:0|[1-9]\\d*)[.](?:0|[1-9]\\d*)[.](?:0|[1-9]\\d*)(?:-(?:(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:[.](?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?';
+
+/** Tessera's own informers (names as the reference controller's examples use them): control plane, and nodes. */
+export const CONTROL_PLANE_INFORMER = 'cpi';
+export const NODE_INFORMER = 'nodes';

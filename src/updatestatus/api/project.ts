@@ -13,21 +13,26 @@ import { type UpdateInsight, impactLevelName } from '../insight.js';
 import { NodePhase, type NodeStatus, type PoolStatus, nodePhaseName } from '../workerpool.js';
 import type {
   Condition,
-  ControlPlaneInformer,
   ControlPlaneInsight,
   ResourceRef,
   UpdateStatus,
   UpdateStatusStatus,
-  WorkerPool,
-  WorkerPoolInformer,
   WorkerPoolInsight,
 } from './schema.js';
-import { GROUP, KIND, SINGLETON_NAME, VERSION, VERSION_PATTERN } from './names.js';
+import {
+  CONTROL_PLANE_INFORMER,
+  GROUP,
+  KIND,
+  NODE_INFORMER,
+  SINGLETON_NAME,
+  VERSION,
+  VERSION_PATTERN,
+} from './names.js';
 import { MAX_CONDITION_MESSAGE_LENGTH, truncateText } from '../../runtime/light.js';
+import { aggregateUpdateStatus } from './aggregate.js';
+import { type InformerContribution, mergeContributions, storedContribution } from './informers.js';
 
-/** Informer names, as the reference controller's examples use them. */
-export const CONTROL_PLANE_INFORMER = 'cpi';
-export const NODE_INFORMER = 'nodes';
+export { CONTROL_PLANE_INFORMER, NODE_INFORMER } from './names.js';
 
 const SEMVER = new RegExp(`^(?:${VERSION_PATTERN})$`);
 /** Pool and operator names in insights (the API is stricter than Kubernetes names here). */
@@ -106,21 +111,23 @@ function clusterVersionInsight(
       startedAt: time(report.startedAt),
       ...(completed ? { completedAt: time(cp.completionAt) } : {}),
       ...(estimated !== undefined && !completed ? { estimatedCompletedAt: time(estimated) } : {}),
+      // Updating follows the ClusterVersion's Progressing condition, as oc reads it; the aggregator copies it to
+      // controlPlane.conditions.
       conditions: [
-        completed
+        report.controlPlaneProgressing
           ? condition(
-              'Updating',
-              false,
-              'ClusterVersionNotProgressing',
-              `Update to ${v.target} completed`,
-              cp.completionAt,
-            )
-          : condition(
               'Updating',
               true,
               'ClusterVersionProgressing',
               `Updating to ${v.target}`,
               report.startedAt,
+            )
+          : condition(
+              'Updating',
+              false,
+              'ClusterVersionNotProgressing',
+              completed ? `Update to ${v.target} completed` : '',
+              completed ? cp.completionAt : now,
             ),
       ],
     },
@@ -369,12 +376,15 @@ const MAX_WORKER_POOL_INSIGHTS = 1024;
 /** An estimate that moved less than this keeps its previous value, so the object does not churn. */
 const ESTIMATE_TOLERANCE_NS = 60n * 1_000_000_000n;
 
-/** The `.status` of the UpdateStatus object for `report`, as of `now`. */
-export function projectUpdateStatus(
+/**
+ * The contributions of Tessera's control-plane informer (`cpi`) and node informer (`nodes`) for `report`, as of
+ * `now`; with `options.previous`, acquiredAt and unchanged times are carried over from what is stored.
+ */
+export function projectInformers(
   report: UpdateStatusReport,
   now: Instant,
   options: ProjectOptions = {},
-): UpdateStatusStatus {
+): InformerContribution[] {
   const acquired = indexAcquired(options.previous);
   const stamp = <T>(scope: string, informer: string, uid: string, insight: T): Entry<T> => ({
     uid,
@@ -392,7 +402,6 @@ export function projectUpdateStatus(
 
   const cpNodeInsights: Entry<ControlPlaneInsight>[] = [];
   const poolOfNode = new Map<string, string>();
-  const workerPools: WorkerPool[] = [];
   const workerInsights = new Map<string, Entry<WorkerPoolInsight>[]>();
   const allPools = [...(report.controlPlanePool ? [report.controlPlanePool] : []), ...report.workerPools];
   for (const pool of allPools) {
@@ -432,56 +441,60 @@ export function projectUpdateStatus(
     }
   }
 
-  const previousWorkerPool = (name: string) => options.previous?.workerPools?.find((p) => p.name === name);
+  const nodePools: { name: string; resource: ResourceRef; insights: Entry<WorkerPoolInsight>[] }[] = [];
   for (const pool of report.workerPools) {
     if (!INSIGHT_NAME.test(pool.name)) continue;
-    const updating = pool.assessment === 'Progressing' || pool.assessment === 'Degraded';
     const insights = (workerInsights.get(pool.name) ?? []).slice(0, MAX_WORKER_POOL_INSIGHTS);
-    const informers: WorkerPoolInformer[] = [{ name: NODE_INFORMER, insights }];
-    workerPools.push({
-      name: pool.name,
-      resource: poolRef(pool.name),
-      informers,
-      conditions: keepTransitionTimes(
-        [condition('Updating', updating, pool.assessment, '', now)],
-        previousWorkerPool(pool.name)?.conditions,
-      ),
-    });
+    nodePools.push({ name: pool.name, resource: poolRef(pool.name), insights });
   }
-
-  const cpInformers: ControlPlaneInformer[] = [
-    { name: CONTROL_PLANE_INFORMER, insights: cpInsights.slice(0, MAX_CONTROL_PLANE_INSIGHTS) },
-  ];
-  if (cpNodeInsights.length > 0) {
-    cpInformers.push({ name: NODE_INFORMER, insights: cpNodeInsights.slice(0, MAX_CONTROL_PLANE_INSIGHTS) });
-  }
-  const progressing = report.controlPlaneProgressing;
-  const status: UpdateStatusStatus = {
-    controlPlane: {
-      resource: { group: 'config.openshift.io', resource: 'clusterversions', name: cvName },
-      ...(report.controlPlanePool ? { poolResource: poolRef(report.controlPlanePool.name) } : {}),
-      informers: cpInformers,
-      conditions: keepTransitionTimes(
-        [
-          progressing
-            ? condition(
-                'Updating',
-                true,
-                'ClusterVersionProgressing',
-                `Updating to ${report.controlPlane.versions.target}`,
-                report.startedAt,
-              )
-            : condition('Updating', false, 'ClusterVersionNotProgressing', '', now),
-        ],
-        options.previous?.controlPlane?.conditions,
-      ),
+  const contributions: InformerContribution[] = [
+    {
+      name: CONTROL_PLANE_INFORMER,
+      description: 'Tessera: ClusterVersion, ClusterOperators, alerts',
+      controlPlane: cpInsights.slice(0, MAX_CONTROL_PLANE_INSIGHTS),
     },
-    workerPools,
+    {
+      name: NODE_INFORMER,
+      description: 'Tessera: MachineConfigPools, Nodes, MachineConfigs',
+      ...(cpNodeInsights.length > 0
+        ? { controlPlane: cpNodeInsights.slice(0, MAX_CONTROL_PLANE_INSIGHTS) }
+        : {}),
+      workerPools: nodePools,
+    },
+  ];
+  // Carry times inside insights too, so an unchanged cluster projects to identical contributions.
+  const merged = carryStableTimes(
+    carryInsightConditionTimes(mergeContributions(contributions, formatRFC3339(now)), options.previous),
+    options.previous,
+  );
+  return [storedContribution(merged, CONTROL_PLANE_INFORMER), storedContribution(merged, NODE_INFORMER)];
+}
+
+/**
+ * The whole `.status` for `report` as of `now`: Tessera's two informers' contributions, merged as the API server
+ * merges them, with the aggregation over them (what `-o json|yaml` of a client-side assessment prints).
+ */
+export function projectUpdateStatus(
+  report: UpdateStatusReport,
+  now: Instant,
+  options: ProjectOptions = {},
+): UpdateStatusStatus {
+  const merged = mergeContributions(projectInformers(report, now, options), formatRFC3339(now));
+  const healthy = options.conditions?.find((c) => c.type === 'Healthy');
+  const aggregate = aggregateUpdateStatus(merged, Number(now / 1_000_000n), {
+    healthy,
+    previous: options.previous,
+  });
+  const agg = aggregate.apply.status ?? {};
+  return {
+    ...(agg.conditions ? { conditions: agg.conditions } : {}),
+    informers: merged.informers,
+    controlPlane: { ...agg.controlPlane, informers: merged.controlPlane?.informers ?? [] },
+    workerPools: (merged.workerPools ?? []).map((p) => ({
+      ...p,
+      conditions: agg.workerPools?.find((w) => w.name === p.name)?.conditions,
+    })),
   };
-  if (options.conditions)
-    status.conditions = keepTransitionTimes(options.conditions, options.previous?.conditions);
-  // Carry condition times inside insights too, so an unchanged cluster projects to an identical status.
-  return carryStableTimes(carryInsightConditionTimes(status, options.previous), options.previous);
 }
 
 /**

@@ -28,6 +28,9 @@ import {
   sortNodesForDisplay,
 } from '../workerpool.js';
 import type { Condition, ControlPlaneInsight, UpdateStatusStatus, WorkerPoolInsight } from './schema.js';
+import { readmeSectionUrl } from '../../runtime/light.js';
+import { type InformerState, informerStates, liveInsights } from './informers.js';
+import { CONTROL_PLANE_INFORMER, NODE_INFORMER } from './names.js';
 
 type AnyInsight = ControlPlaneInsight | WorkerPoolInsight;
 type MachineConfigPoolInsight = NonNullable<WorkerPoolInsight['machineConfigPool']>;
@@ -43,6 +46,7 @@ const KIND_OF_RESOURCE: Record<string, string> = {
   clusteroperators: 'ClusterOperator',
   machineconfigpools: 'MachineConfigPool',
   nodes: 'Node',
+  namespaces: 'Namespace',
 };
 
 const LEVELS: Record<string, ImpactLevel> = {
@@ -161,9 +165,12 @@ function ocRound(d: Duration): Duration {
 
 /** The report behind a stored status; undefined when it holds no ClusterVersion insight to build on. */
 export function reportFromUpdateStatus(
-  status: UpdateStatusStatus,
+  stored: UpdateStatusStatus,
   now: Instant,
 ): UpdateStatusReport | undefined {
+  // Only live informers' insights count (the informer contract); the others become one health insight each.
+  const states = informerStates(stored, Number(now / 1_000_000n));
+  const status = inReadingOrder(liveInsights(stored, states));
   const cpInsights: AnyInsight[] = (status.controlPlane?.informers ?? []).flatMap((i) =>
     (i.insights ?? []).map((x) => x.insight),
   );
@@ -235,9 +242,10 @@ export function reportFromUpdateStatus(
     ...(status.controlPlane?.informers ?? []).flatMap((i) => i.insights ?? []),
     ...(status.workerPools ?? []).flatMap((wp) => (wp.informers ?? []).flatMap((i) => i.insights ?? [])),
   ];
-  const health: UpdateInsight[] = entries.flatMap((e) =>
-    e.insight.health ? [healthInsight(e.insight.health, e.acquiredAt)] : [],
-  );
+  const health: UpdateInsight[] = [
+    ...entries.flatMap((e) => (e.insight.health ? [healthInsight(e.insight.health, e.acquiredAt)] : [])),
+    ...informerHealthInsights(states, now),
+  ];
 
   const progressing = cond(status.controlPlane?.conditions, 'Updating')?.status === 'True';
   const roundedFor = roundDuration(sub(now, startedAt), SECOND);
@@ -279,6 +287,73 @@ export function reportFromUpdateStatus(
     insights: health,
     health: assessHealth(health, roundedFor, now),
   };
+}
+
+/** Go's byte-wise string order. */
+const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const FIRST_INFORMERS = [CONTROL_PLANE_INFORMER, NODE_INFORMER];
+const informerOrder = (a: { name: string }, b: { name: string }) => {
+  const rank = (n: string) =>
+    FIRST_INFORMERS.includes(n) ? FIRST_INFORMERS.indexOf(n) : FIRST_INFORMERS.length;
+  return rank(a.name) - rank(b.name) || byteOrder(a.name, b.name);
+};
+
+/**
+ * The order the text is built in, whatever order the API server merged informers and pools in: Tessera's
+ * control-plane and node informers first (oc's gathering order), then the others by name; pools by name, as oc
+ * lists them.
+ */
+function inReadingOrder(status: UpdateStatusStatus): UpdateStatusStatus {
+  return {
+    ...status,
+    ...(status.controlPlane
+      ? {
+          controlPlane: {
+            ...status.controlPlane,
+            informers: [...(status.controlPlane.informers ?? [])].sort(informerOrder),
+          },
+        }
+      : {}),
+    ...(status.workerPools
+      ? {
+          workerPools: [...status.workerPools]
+            .sort((a, b) => byteOrder(a.name, b.name))
+            .map((p) => ({ ...p, informers: [...(p.informers ?? [])].sort(informerOrder) })),
+        }
+      : {}),
+  };
+}
+
+/** Where the informer contract is explained (a health insight's remediation reference). */
+export const INFORMER_CONTRACT_REFERENCE = readmeSectionUrl('update-status-informers');
+
+/** A Warning health insight for each informer whose insights are left out: readers must not trust silence. */
+export function informerHealthInsights(states: readonly InformerState[], now: Instant): UpdateInsight[] {
+  const nowMs = Number(now / 1_000_000n);
+  return states.flatMap((s): UpdateInsight[] => {
+    if (s.state === 'live') return [];
+    const since = s.heartbeatAtMs !== undefined ? BigInt(s.heartbeatAtMs) * 1_000_000n : GO_ZERO_TIME;
+    const summary =
+      s.state === 'over-budget'
+        ? `Informer ${s.name} reports ${s.bytes} bytes of insights, over its budget; they are not shown`
+        : `Informer ${s.name} has not reported for ${s.heartbeatAtMs !== undefined ? `${Math.round((nowMs - s.heartbeatAtMs) / 60_000)}m` : 'a while'}; its insights are not shown`;
+    return [
+      {
+        startedAt: since,
+        scope: { type: 'ControlPlane', resources: [] },
+        impact: {
+          level: ImpactLevel.Warning,
+          type: 'Unknown',
+          summary,
+          description:
+            s.state === 'over-budget'
+              ? 'An informer wrote more than the UpdateStatus informer contract allows; the aggregator removes its insights until it writes less.'
+              : 'The component that wrote these insights stopped renewing its heartbeat: it may be down, or unable to write. What it reported is no longer trusted, and what it would report now is unknown.',
+        },
+        remediation: { reference: INFORMER_CONTRACT_REFERENCE },
+      },
+    ];
+  });
 }
 
 /** True when `status` says its controller could gather and interpret the data. */

@@ -463,9 +463,33 @@ export const WorkerPoolSchema = Type.Object(
 );
 export type WorkerPool = Static<typeof WorkerPoolSchema>;
 
+/**
+ * Tessera's extension of the API (the informer contract, README "Informers"): every informer that writes insights
+ * registers here and renews `heartbeatTime`, so readers can tell a live informer from one that stopped.
+ */
+export const InformerRegistrationSchema = Type.Object(
+  {
+    name: Type.String({ maxLength: 253, description: 'Name of the informer.', ...cel(DNS1123_SUBDOMAIN) }),
+    heartbeatTime: dateTime(
+      'When the informer last wrote its insights; renewed at least every minute while it runs.',
+    ),
+    description: Type.Optional(
+      Type.String({ maxLength: 256, description: 'What the informer observes, for people.' }),
+    ),
+  },
+  { description: 'An informer that contributes insights, and when it last said it is alive.' },
+);
+export type InformerRegistration = Static<typeof InformerRegistrationSchema>;
+
 export const UpdateStatusStatusSchema = Type.Object(
   {
     conditions: conditions("The controller's own health: whether it can gather insights."),
+    informers: Type.Optional(
+      Type.Array(InformerRegistrationSchema, {
+        ...listMap('name', 16),
+        description: 'The informers that contribute insights, with their heartbeats.',
+      }),
+    ),
     controlPlane: Type.Optional(ControlPlaneSchema),
     workerPools: Type.Optional(
       Type.Array(WorkerPoolSchema, { ...listMap('name', 32), description: 'Worker pools, one per pool.' }),

@@ -1,0 +1,295 @@
+// The client side of the UpdateStatus informer contract (api/informers.ts; README "Update status informers"):
+// how an informer writes its insights. The one module of src/updatestatus other areas may import (pod placement
+// and NodePool status are informers), so it loads only the contract, not the assessment.
+// InformerWriter applies an informer's whole contribution (server-side apply on the status subresource, its own
+// field manager) when it changed or its heartbeat is due, at most once per minWriteIntervalMs. InsightPublisher
+// is the Runnable other controllers register: it recomputes the contribution when triggered and on the heartbeat.
+import {
+  type Clock,
+  type KubeClient,
+  type KubeObject,
+  type Logger,
+  type Runnable,
+  ResourceClient,
+  isAlreadyExists,
+  isNotFound,
+  realClock,
+  silentLogger,
+} from '../runtime/index.js';
+import { UpdateStatusError } from './errors.js';
+import {
+  HEARTBEAT_INTERVAL_MS,
+  type InformerContribution,
+  applyConfiguration,
+  contributionUnchanged,
+  contributionViolation,
+  informerFieldManager,
+  keepAcquiredAt,
+  storedContribution,
+} from './api/informers.js';
+import { GROUP, KIND, PLURAL, SINGLETON_NAME, VERSION } from './api/names.js';
+import type { UpdateStatus } from './api/schema.js';
+
+export {
+  type InformerContribution,
+  type InsightEntry,
+  HEARTBEAT_INTERVAL_MS,
+  hashedUid,
+  isInformerName,
+} from './api/informers.js';
+export type { ControlPlaneInsight, ResourceRef, WorkerPoolInsight } from './api/schema.js';
+
+/** Field manager of the aggregator's writes (status.conditions, resources, Updating conditions). */
+export const AGGREGATOR_FIELD_MANAGER = 'tessera-updatestatus';
+
+type StoredStatus = UpdateStatus & KubeObject;
+
+/** The writes an informer makes (a ResourceClient for UpdateStatuses in production). */
+export type InformerStatusClient = Pick<ResourceClient<StoredStatus>, 'create' | 'get' | 'apply'>;
+
+/** A ResourceClient for the UpdateStatus API (cluster-scoped). */
+export function updateStatusClient(client: KubeClient): ResourceClient<StoredStatus> {
+  return new ResourceClient<StoredStatus>(client, {
+    group: GROUP,
+    version: VERSION,
+    plural: PLURAL,
+    kind: KIND,
+    namespaced: false,
+  });
+}
+
+/** RFC 3339 in whole seconds, as Kubernetes writes times. */
+export function heartbeatTimeOf(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * Server-side apply of `body` on the status subresource of UpdateStatus `cluster`, creating the object first
+ * when it does not exist (the status subresource cannot create it).
+ */
+export async function applyCreatingObject(
+  statuses: InformerStatusClient,
+  body: UpdateStatus,
+  fieldManager: string,
+  signal?: AbortSignal,
+): Promise<StoredStatus> {
+  const apply = () =>
+    statuses.apply(body as StoredStatus, { fieldManager, force: true, subresource: 'status', signal });
+  try {
+    return await apply();
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  try {
+    await statuses.create({ metadata: { name: SINGLETON_NAME }, spec: {} } as StoredStatus, {
+      fieldManager,
+      signal,
+    });
+  } catch (err) {
+    if (isNotFound(err))
+      throw new UpdateStatusError(
+        'TESSERA_UPDATESTATUS_NOT_AVAILABLE',
+        `the ${PLURAL}.${GROUP} API is not served; install its CRD (deploy/crds) or run the update status controller, which installs it`,
+        { cause: err },
+      );
+    if (!isAlreadyExists(err)) throw err;
+  }
+  return apply();
+}
+
+/** What one write attempt did. */
+export type InformerWriteOutcome =
+  | { readonly kind: 'written'; readonly stored: StoredStatus }
+  /** Nothing changed and the heartbeat is not due yet: look again within `heartbeatDueInMs`. */
+  | { readonly kind: 'unchanged'; readonly heartbeatDueInMs: number }
+  /** A write is needed but the last one was less than minWriteIntervalMs ago. */
+  | { readonly kind: 'throttled'; readonly retryAfterMs: number };
+
+export interface InformerWriterOptions {
+  /** The informer's name (a DNS-1123 label). */
+  readonly name: string;
+  readonly clock?: Clock;
+  /** Least time between two writes (ms). Default: 1,000. */
+  readonly minWriteIntervalMs?: number;
+}
+
+/** Writes one informer's contribution by the contract. */
+export class InformerWriter {
+  private lastWriteAt = -Infinity;
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly statuses: InformerStatusClient,
+    private readonly options: InformerWriterOptions,
+  ) {
+    this.clock = options.clock ?? realClock;
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  /**
+   * Writes `contribution` unless `stored` (the object as last observed) already holds it with a heartbeat that
+   * is not due. Refuses a contribution that breaks the contract (names the budget it exceeds).
+   */
+  async write(
+    computed: InformerContribution,
+    stored: StoredStatus | undefined,
+    signal?: AbortSignal,
+  ): Promise<InformerWriteOutcome> {
+    const own = storedContribution(stored?.status, computed.name);
+    const contribution = keepAcquiredAt(own, computed);
+    if (contribution.name !== this.options.name)
+      throw new UpdateStatusError(
+        'TESSERA_UPDATESTATUS_INFORMER_CONTRACT',
+        `informer ${this.options.name} was given the contribution of ${contribution.name}`,
+      );
+    const violation = contributionViolation(contribution);
+    if (violation !== undefined)
+      throw new UpdateStatusError(
+        'TESSERA_UPDATESTATUS_INFORMER_CONTRACT',
+        `informer ${contribution.name} would break the UpdateStatus informer contract: ${violation}; nothing was written`,
+      );
+    const now = this.clock.now();
+    const registration = stored?.status?.informers?.find((r) => r.name === contribution.name);
+    const heartbeatAt = registration ? Date.parse(registration.heartbeatTime) : NaN;
+    const heartbeatDueInMs = Number.isNaN(heartbeatAt) ? 0 : heartbeatAt + HEARTBEAT_INTERVAL_MS - now;
+    if (heartbeatDueInMs > 0 && contributionUnchanged(own, contribution))
+      return { kind: 'unchanged', heartbeatDueInMs };
+    const wait = this.lastWriteAt + (this.options.minWriteIntervalMs ?? 1_000) - now;
+    if (wait > 0) return { kind: 'throttled', retryAfterMs: wait };
+    const written = await applyCreatingObject(
+      this.statuses,
+      applyConfiguration(contribution, heartbeatTimeOf(now)),
+      informerFieldManager(contribution.name),
+      signal,
+    );
+    this.lastWriteAt = this.clock.now();
+    return { kind: 'written', stored: written };
+  }
+}
+
+export interface InsightPublisherOptions {
+  readonly client: KubeClient;
+  /** The informer's name (a DNS-1123 label), e.g. `podplacement`. */
+  readonly informer: string;
+  /**
+   * The contribution as of now, from the caller's caches; undefined while it cannot tell (e.g. its caches have
+   * not synced): nothing is written then, so its previous insights age into stale as the contract says.
+   */
+  readonly contribution: () => InformerContribution | undefined;
+  /** Look again at least this often even without a trigger (ms). Default: 15,000. */
+  readonly resyncMs?: number;
+  readonly minWriteIntervalMs?: number;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** Runnable name. Default: `<informer>-update-insights`. */
+  readonly name?: string;
+}
+
+/**
+ * A Runnable that keeps an informer's insights in the UpdateStatus: on trigger() and every resyncMs it computes
+ * the contribution and writes it when it changed or its heartbeat is due. Runs on the leader (one writer per
+ * informer). A cluster without the UpdateStatus API is logged once and looked at again on the next resync.
+ */
+export class InsightPublisher implements Runnable {
+  readonly name: string;
+  readonly needsLeaderElection = true;
+  private readonly writer: InformerWriter;
+  private readonly statuses: ResourceClient<StoredStatus>;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private wake: (() => void) | undefined;
+  private pending = false;
+  private lastError = '';
+  private stored: StoredStatus | undefined;
+  /** Writes made, for tests and metrics. */
+  writes = 0;
+
+  constructor(private readonly options: InsightPublisherOptions) {
+    this.name = options.name ?? `${options.informer}-update-insights`;
+    this.clock = options.clock ?? realClock;
+    this.logger = options.logger ?? silentLogger;
+    this.statuses = updateStatusClient(options.client);
+    this.writer = new InformerWriter(this.statuses, {
+      name: options.informer,
+      clock: this.clock,
+      minWriteIntervalMs: options.minWriteIntervalMs,
+    });
+  }
+
+  /** Asks for a look soon (coalesced: many triggers, one look). */
+  trigger(): void {
+    this.pending = true;
+    this.wake?.();
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    const resyncMs = this.options.resyncMs ?? 15_000;
+    while (!signal.aborted) {
+      this.pending = false;
+      let waitMs = resyncMs;
+      try {
+        waitMs = Math.min(waitMs, await this.publishOnce(signal));
+        if (this.lastError !== '')
+          this.logger.info({ informer: this.options.informer }, 'update insights written again');
+        this.lastError = '';
+      } catch (err) {
+        if (signal.aborted) break;
+        const message = err instanceof Error ? err.message : String(err);
+        // Logged when the cause changes, not on every attempt.
+        if (message !== this.lastError) {
+          // A cluster without the UpdateStatus API is normal (not every cluster runs update status): info.
+          const unserved =
+            err instanceof UpdateStatusError && err.code === 'TESSERA_UPDATESTATUS_NOT_AVAILABLE';
+          this.logger[unserved ? 'info' : 'warn'](
+            { informer: this.options.informer, err: message },
+            'cannot write update insights; trying again',
+          );
+        }
+        this.lastError = message;
+        this.stored = undefined;
+      }
+      if (this.pending || signal.aborted) continue;
+      await this.sleepUnlessTriggered(Math.max(waitMs, 0), signal);
+    }
+  }
+
+  /** One look: returns how long until the next one is needed. */
+  async publishOnce(signal?: AbortSignal): Promise<number> {
+    const contribution = this.options.contribution();
+    // Not ready to tell yet (caches syncing): look again soon rather than a resync later.
+    if (contribution === undefined) return Math.min(this.options.resyncMs ?? 15_000, 1_000);
+    // The object is read only when this publisher has not seen it yet (or after an error); after that, its own
+    // writes' responses keep it current, and the heartbeat bounds how stale the comparison can be.
+    this.stored ??= await this.statuses.get({ name: SINGLETON_NAME }, signal).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    const outcome = await this.writer.write(contribution, this.stored, signal);
+    switch (outcome.kind) {
+      case 'written':
+        this.writes++;
+        this.stored = outcome.stored;
+        return this.options.resyncMs ?? 15_000;
+      case 'throttled':
+        return outcome.retryAfterMs;
+      case 'unchanged':
+        return outcome.heartbeatDueInMs;
+    }
+  }
+
+  private async sleepUnlessTriggered(ms: number, signal: AbortSignal): Promise<void> {
+    const woken = new AbortController();
+    const abort = () => woken.abort();
+    signal.addEventListener('abort', abort, { once: true });
+    this.wake = abort;
+    try {
+      await this.clock.sleep(ms, woken.signal);
+    } finally {
+      this.wake = undefined;
+      signal.removeEventListener('abort', abort);
+    }
+  }
+}
