@@ -3,7 +3,8 @@
 // (a registry failing, pods gated for minutes) the update looks stuck. This says why, as Health insights that
 // `tessera upgrade status` prints under `= Update Health =`:
 // - pods gated longer than GATED_SLOW_MS, with the namespaces most affected and the oldest pod;
-// - registries whose inspections failed within FAILURE_WINDOW_MS, with the last error.
+// - registries whose inspections keep failing (a registry is forgotten FAILURE_WINDOW_MS after its last failure),
+//   with the count since the first failure and the last error.
 // A controller that is down writes nothing: its heartbeat stops and readers show its insights as stale (the
 // contract), and the PodPlacementControllerDown alert fires. Budgets: at most MAX_TRACKED_REGISTRIES registries
 // tracked, each with at most MAX_NAMESPACES_PER_INSIGHT namespaces and a truncated error, so the tracker holds
@@ -68,8 +69,20 @@ export class RegistryFailureWindow {
     let entry = this.byRegistry.get(host);
     if (!entry) {
       if (this.byRegistry.size >= MAX_TRACKED_REGISTRIES) {
-        this.untrackedFailures++;
-        return;
+        // Full: the least-failing, longest-quiet registry makes room, so a tenant's many bogus registries cannot
+        // keep a real outage (many failures) out; what is evicted is still counted.
+        let victim: [string, RegistryFailures] | undefined;
+        for (const e of this.byRegistry)
+          if (
+            !victim ||
+            e[1].count < victim[1].count ||
+            (e[1].count === victim[1].count && e[1].lastAtMs < victim[1].lastAtMs)
+          )
+            victim = e;
+        if (victim) {
+          this.byRegistry.delete(victim[0]);
+          this.untrackedFailures += victim[1].count;
+        }
       }
       entry = {
         count: 0,
@@ -135,6 +148,7 @@ const rfc3339 = (ms: number) =>
  * unknown, and these starts are known.
  */
 const startTime = (ms: number) => new Date(ms).toISOString();
+const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
 const minutes = (ms: number) => `${Math.max(1, Math.floor(ms / 60_000))}m`;
 const namespaceRefs = (names: readonly string[]) =>
   names.slice(0, MAX_NAMESPACES_PER_INSIGHT).map((name) => ({ resource: 'namespaces', name }));
@@ -198,7 +212,7 @@ export function podPlacementContribution(
             level: 'Warning',
             type: 'Update Speed',
             summary: truncateText(
-              `Pod placement cannot inspect images from ${f.registry} (${f.count} ${f.count === 1 ? 'failure' : 'failures'} in the last ${minutes(FAILURE_WINDOW_MS)})`,
+              `Pod placement cannot inspect images from ${f.registry} (${f.count} ${f.count === 1 ? 'failure' : 'failures'} since ${hhmm(f.firstAtMs)} UTC)`,
               256,
             ),
             description: truncateText(
@@ -245,6 +259,7 @@ export function addPodPlacementUpdateInsights(
   const publisher: InsightPublisher = new InsightPublisher({
     client: manager.client,
     informer: POD_PLACEMENT_INFORMER,
+    reservedName: true,
     clock: manager.clock,
     logger: manager.logger.child({ component: 'update-insights' }),
     contribution: () =>

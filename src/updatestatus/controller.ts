@@ -26,6 +26,7 @@ import {
   type ReconcileResult,
   ResourceClient,
   Nodes,
+  isNotFound,
   type ResourceType,
   type WorkQueueMetricsProvider,
 } from '../runtime/index.js';
@@ -46,7 +47,12 @@ import {
   type InformerContribution,
   removalPatch,
 } from './api/informers.js';
-import { AGGREGATOR_FIELD_MANAGER, InformerWriter, applyCreatingObject } from './informer.js';
+import {
+  AGGREGATOR_FIELD_MANAGER,
+  type InformerWriteOutcome,
+  InformerWriter,
+  applyCreatingObject,
+} from './informer.js';
 import { SINGLETON_NAME, type UpdateStatus } from './api/schema.js';
 import { UpdateStatusError } from './errors.js';
 import { MILLISECOND } from './gotime.js';
@@ -162,8 +168,12 @@ export type UpdateStatusControllerTuning = Omit<UpdateStatusControllerOptions, '
 class UpdateStatusReconciler implements Reconciler<string> {
   private lastAlertsNotice = '';
   private lastAggregateAt = -Infinity;
+  private migrated = false;
   /** Informers this aggregator removed lately (at most INFORMER_BUDGETS.maxInformers kept). */
   private removed: RemovedInformer[] = [];
+  /** The aggregator's fields of its last write, and as the API server returned them. */
+  private lastAggregate:
+    { readonly applied: UpdateStatus['status']; readonly result: UpdateStatus['status'] } | undefined;
   private readonly informerWriters: Map<string, InformerWriter>;
 
   constructor(
@@ -178,7 +188,7 @@ class UpdateStatusReconciler implements Reconciler<string> {
     this.informerWriters = new Map(
       [CONTROL_PLANE_INFORMER, NODE_INFORMER].map((name) => [
         name,
-        new InformerWriter(statuses, { name, clock, minWriteIntervalMs }),
+        new InformerWriter(statuses, { name, clock, minWriteIntervalMs, reservedName: true }),
       ]),
     );
   }
@@ -259,22 +269,78 @@ class UpdateStatusReconciler implements Reconciler<string> {
     }
   }
 
+  /**
+   * Once per process: an UpdateStatus written before the informer contract (by PUT, operation Update, under the
+   * aggregator's field manager) owns every field it wrote, so no informer's apply could ever prune them (insights
+   * of nodes long gone would stay, trusted). Its status is cleared, guarded by its resourceVersion; every informer
+   * writes its entries again (Tessera's at once, others by their next heartbeat).
+   */
+  private async migratePreContractStatus(
+    signal: AbortSignal,
+  ): Promise<(UpdateStatus & KubeObject) | undefined> {
+    const manager = this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER;
+    const current = await this.statuses.get({ name: SINGLETON_NAME }, signal).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    const managedFields =
+      (
+        current?.metadata as {
+          managedFields?: { manager?: string; operation?: string; subresource?: string }[];
+        }
+      )?.managedFields ?? [];
+    const preContract = managedFields.some(
+      (f) => f.manager === manager && f.operation === 'Update' && f.subresource === 'status',
+    );
+    if (!current || !preContract) return undefined;
+    this.logger.info(
+      { fieldManager: manager },
+      'clearing the UpdateStatus written before the informer contract, so that each informer owns its entries',
+    );
+    const cleared = await this.statuses.jsonPatch(
+      { name: SINGLETON_NAME },
+      [
+        { op: 'test', path: '/metadata/resourceVersion', value: current.metadata?.resourceVersion },
+        { op: 'remove', path: '/status' },
+      ],
+      { subresource: 'status', fieldManager: `${manager}-migration`, signal },
+    );
+    this.stats.writes++;
+    this.stats.writesBy.aggregate++;
+    return cleared;
+  }
+
   private async assessAndWrite(signal: AbortSignal): Promise<ReconcileResult> {
+    // The cache may not have seen the clearing yet: this look starts from what the API server answered.
+    let cleared: (UpdateStatus & KubeObject) | undefined;
+    if (!this.migrated) {
+      cleared = await this.migratePreContractStatus(signal);
+      this.migrated = true;
+    }
     const resync = Math.min(this.options.resyncMs ?? 30_000, HEARTBEAT_INTERVAL_MS / 2);
-    const minWrite = this.options.minWriteIntervalMs ?? 1_000;
     const assessStarted = performance.now();
-    let stored = this.stored();
+    let stored = cleared ?? this.stored();
     const { contributions, health } = await this.assess(stored?.status, this.clock.now());
     this.stats.assessMs += performance.now() - assessStarted;
 
     // An informer that cannot observe writes nothing, heartbeat included: its insights go stale, as the
     // contract says for an informer that stopped; the Healthy condition says why.
     let retryAfterMs = resync;
+    let informerError: unknown;
     for (const contribution of contributions) {
       const writer = this.informerWriters.get(contribution.name);
       if (!writer) continue;
       const writeStarted = performance.now();
-      const outcome = await writer.write(contribution, stored, signal);
+      let outcome: InformerWriteOutcome;
+      try {
+        outcome = await writer.write(contribution, stored, signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        // A refused write (e.g. a list another informer filled to its maxItems) must not stop the aggregation,
+        // whose removals may be what frees the room: the error is raised after it, so the queue still backs off.
+        informerError ??= err;
+        continue;
+      }
       if (outcome.kind === 'written') {
         this.stats.writeMs += performance.now() - writeStarted;
         this.stats.writes++;
@@ -285,7 +351,19 @@ class UpdateStatusReconciler implements Reconciler<string> {
         retryAfterMs = Math.min(retryAfterMs, outcome.retryAfterMs);
       } else retryAfterMs = Math.min(retryAfterMs, outcome.heartbeatDueInMs);
     }
+    const result = await this.aggregateAndWrite(stored, health, retryAfterMs, signal);
+    if (informerError !== undefined) throw informerError;
+    return result;
+  }
 
+  /** The aggregation over every informer's insights, written when it changed, and the removals. */
+  private async aggregateAndWrite(
+    stored: (UpdateStatus & KubeObject) | undefined,
+    health: Health,
+    retryAfterMs: number,
+    signal: AbortSignal,
+  ): Promise<ReconcileResult> {
+    const minWrite = this.options.minWriteIntervalMs ?? 1_000;
     const nowMs = this.clock.now();
     this.removed = this.removed.filter((r) => nowMs - r.atMs <= REMOVAL_MEMORY_MS);
     const aggregateOf = (status: UpdateStatus['status']) =>
@@ -294,10 +372,15 @@ class UpdateStatusReconciler implements Reconciler<string> {
         removed: this.removed,
       });
     let aggregate = aggregateOf(stored?.status);
-    const changed = !isDeepStrictEqual(
-      storedAggregate(stored?.status),
-      storedAggregate(aggregate.apply.status),
-    );
+    const storedFields = storedAggregate(stored?.status);
+    const nextFields = storedAggregate(aggregate.apply.status);
+    // Stored as this aggregator's last write left it, and about to write the same: another field manager owns the
+    // difference (e.g. a pre-contract write), which an apply cannot remove, so writing again would change nothing.
+    const asLastWritten =
+      this.lastAggregate !== undefined &&
+      isDeepStrictEqual(this.lastAggregate.applied, nextFields) &&
+      isDeepStrictEqual(this.lastAggregate.result, storedFields);
+    const changed = !asLastWritten && !isDeepStrictEqual(storedFields, nextFields);
     const removals = removalPatch(stored?.status, aggregate.removals);
     if (changed || removals.length > 0) {
       const delayMs = writeDelayMs(nowMs, this.lastAggregateAt, minWrite);
@@ -314,7 +397,8 @@ class UpdateStatusReconciler implements Reconciler<string> {
         // A failed `test` (the list changed meanwhile) is an error: the queue retries with fresh data.
         stored = await this.statuses.jsonPatch({ name: SINGLETON_NAME }, removals, {
           subresource: 'status',
-          fieldManager: this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER,
+          // Its own manager: an Update-operation entry under the aggregator's would read as a pre-contract write.
+          fieldManager: `${this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER}-removals`,
           signal,
         });
         this.stats.writes++;
@@ -340,6 +424,10 @@ class UpdateStatusReconciler implements Reconciler<string> {
           this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER,
           signal,
         );
+        this.lastAggregate = {
+          applied: storedAggregate(aggregate.apply.status),
+          result: storedAggregate(stored.status),
+        };
         this.stats.writes++;
         this.stats.writesBy.aggregate++;
       }

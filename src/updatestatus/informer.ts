@@ -24,6 +24,7 @@ import {
   contributionUnchanged,
   contributionViolation,
   informerFieldManager,
+  RESERVED_INFORMER_NAMES,
   keepAcquiredAt,
   storedContribution,
 } from './api/informers.js';
@@ -111,11 +112,21 @@ export interface InformerWriterOptions {
   readonly clock?: Clock;
   /** Least time between two writes (ms). Default: 1,000. */
   readonly minWriteIntervalMs?: number;
+  /** True only for Tessera's own informers, which may use the reserved names (cpi, nodes, podplacement...). */
+  readonly reservedName?: boolean;
 }
 
 /** Writes one informer's contribution by the contract. */
 export class InformerWriter {
   private lastWriteAt = -Infinity;
+  /**
+   * The last contribution written, and this informer's entries as the API server returned them. They differ when
+   * another field manager owns part of them (e.g. a pre-contract write under `tessera-updatestatus`, or an entry
+   * someone else applied under this informer's name): an apply cannot remove what others own, so writing again
+   * changes nothing, and only a change of the contribution or a due heartbeat is worth a write.
+   */
+  private lastWritten:
+    { readonly contribution: InformerContribution; readonly result: InformerContribution } | undefined;
   private readonly clock: Clock;
 
   constructor(
@@ -123,6 +134,11 @@ export class InformerWriter {
     private readonly options: InformerWriterOptions,
   ) {
     this.clock = options.clock ?? realClock;
+    if (RESERVED_INFORMER_NAMES.includes(options.name) && options.reservedName !== true)
+      throw new UpdateStatusError(
+        'TESSERA_UPDATESTATUS_INFORMER_CONTRACT',
+        `informer name ${options.name} is reserved for Tessera's own informer; choose another name`,
+      );
   }
 
   get name(): string {
@@ -155,7 +171,11 @@ export class InformerWriter {
     const registration = stored?.status?.informers?.find((r) => r.name === contribution.name);
     const heartbeatAt = registration ? Date.parse(registration.heartbeatTime) : NaN;
     const heartbeatDueInMs = Number.isNaN(heartbeatAt) ? 0 : heartbeatAt + HEARTBEAT_INTERVAL_MS - now;
-    if (heartbeatDueInMs > 0 && contributionUnchanged(own, contribution))
+    const asLastWritten =
+      this.lastWritten !== undefined &&
+      contributionUnchanged(this.lastWritten.contribution, contribution) &&
+      contributionUnchanged(this.lastWritten.result, own);
+    if (heartbeatDueInMs > 0 && (asLastWritten || contributionUnchanged(own, contribution)))
       return { kind: 'unchanged', heartbeatDueInMs };
     const wait = this.lastWriteAt + (this.options.minWriteIntervalMs ?? 1_000) - now;
     if (wait > 0) return { kind: 'throttled', retryAfterMs: wait };
@@ -166,6 +186,7 @@ export class InformerWriter {
       signal,
     );
     this.lastWriteAt = this.clock.now();
+    this.lastWritten = { contribution, result: storedContribution(written.status, contribution.name) };
     return { kind: 'written', stored: written };
   }
 }
@@ -174,6 +195,8 @@ export interface InsightPublisherOptions {
   readonly client: KubeClient;
   /** The informer's name (a DNS-1123 label), e.g. `podplacement`. */
   readonly informer: string;
+  /** See InformerWriterOptions.reservedName. */
+  readonly reservedName?: boolean;
   /**
    * The contribution as of now, from the caller's caches; undefined while it cannot tell (e.g. its caches have
    * not synced): nothing is written then, so its previous insights age into stale as the contract says.
@@ -216,6 +239,7 @@ export class InsightPublisher implements Runnable {
       name: options.informer,
       clock: this.clock,
       minWriteIntervalMs: options.minWriteIntervalMs,
+      reservedName: options.reservedName,
     });
   }
 

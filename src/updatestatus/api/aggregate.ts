@@ -5,7 +5,7 @@
 // informer wrote it; the InformersReporting condition names the informers whose insights are left out.
 import { formatRFC3339 } from '../gotime.js';
 import type { Condition, ResourceRef, UpdateStatus, UpdateStatusStatus } from './schema.js';
-import { type InformerState, informerStates, liveInsights } from './informers.js';
+import { type InformerState, byInformerPrecedence, informerStates, liveInsights } from './informers.js';
 import { GROUP, KIND, SINGLETON_NAME, VERSION } from './names.js';
 import { MAX_CONDITION_MESSAGE_LENGTH, truncateText } from '../../runtime/light.js';
 
@@ -110,9 +110,9 @@ export function aggregateUpdateStatus(
   const live = liveInsights(status, states);
   const now = formatRFC3339(BigInt(nowMs) * 1_000_000n);
 
-  const cpInsights = (live.controlPlane?.informers ?? []).flatMap((i) =>
-    (i.insights ?? []).map((x) => x.insight as AnyInsight),
-  );
+  const cpInsights = [...(live.controlPlane?.informers ?? [])]
+    .sort(byInformerPrecedence)
+    .flatMap((i) => (i.insights ?? []).map((x) => x.insight as AnyInsight));
   const cv = cpInsights.find((i) => i.clusterVersion)?.clusterVersion;
   const master = cpInsights.find((i) => i.machineConfigPool?.name === 'master');
   const cvUpdating = updatingOf(cv?.conditions);
@@ -132,9 +132,9 @@ export function aggregateUpdateStatus(
   const workerPools = (live.workerPools ?? [])
     .filter((p) => (p.informers ?? []).some((i) => (i.insights?.length ?? 0) > 0))
     .map((p) => {
-      const insights = (p.informers ?? []).flatMap((i) =>
-        (i.insights ?? []).map((x) => x.insight as AnyInsight),
-      );
+      const insights = [...(p.informers ?? [])]
+        .sort(byInformerPrecedence)
+        .flatMap((i) => (i.insights ?? []).map((x) => x.insight as AnyInsight));
       const poolUpdating = updatingOf(
         insights.find((i) => i.machineConfigPool?.name === p.name)?.machineConfigPool?.conditions,
       );

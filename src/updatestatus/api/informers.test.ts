@@ -176,6 +176,20 @@ describe('the informer contract', () => {
     expect(states).toEqual({ a: 'over-budget', b: 'live', c: 'live', nodes: 'live' });
   });
 
+  it('does not take a heartbeat or an insight time far in the future as a sign of life', () => {
+    const status = statusWith([external(), T0 + EXPIRE_AFTER_MS * 24 * 365]);
+    expect(informerStates(status, T0).map((s) => s.state)).toEqual(['stale']);
+    const skewed = statusWith([external(), T0 + STALE_AFTER_MS]);
+    expect(informerStates(skewed, T0).map((s) => s.state)).toEqual(['live']);
+    const unregistered = statusWith([nodes(), T0]);
+    unregistered.controlPlane = {
+      informers: [
+        { name: 'ghost', insights: [{ uid: 'g', acquiredAt: '9999-01-01T00:00:00Z', insight: health('g') }] },
+      ],
+    };
+    expect(informerStates(unregistered, T0).find((s) => s.name === 'ghost')?.state).toBe('expired');
+  });
+
   it('keeps only live informers for readers', () => {
     const status = statusWith([nodes(), T0 + STALE_AFTER_MS], [external(), T0]);
     const live = liveInsights(status, informerStates(status, T0 + STALE_AFTER_MS + 1));
@@ -195,6 +209,23 @@ describe('the informer contract', () => {
       { op: 'remove', path: '/status/workerPools/0/informers/1' },
     ]);
     expect(removalPatch(status, new Set())).toEqual([]);
+  });
+
+  it('removes a worker pool whole when only removed informers were in it', () => {
+    const status = statusWith([nodes(), T0], [external(), T0]);
+    status.workerPools?.[0]?.informers?.push({ name: 'external', insights: [] });
+    status.workerPools?.push({
+      name: 'infra',
+      resource: poolRef('infra'),
+      informers: [{ name: 'external' }],
+    });
+    // The last pool first: removing it whole leaves the first one's index valid.
+    expect(removalPatch(status, new Set(['external'])).slice(4)).toEqual([
+      { op: 'test', path: '/status/workerPools/1/name', value: 'infra' },
+      { op: 'remove', path: '/status/workerPools/1' },
+      { op: 'test', path: '/status/workerPools/0/informers/1/name', value: 'external' },
+      { op: 'remove', path: '/status/workerPools/0/informers/1' },
+    ]);
   });
 });
 
@@ -244,8 +275,26 @@ describe('the aggregation over informers', () => {
     });
   });
 
+  it("reads Tessera's own pool insight first, whatever order the API server merged informers in", () => {
+    const other: InformerContribution = {
+      name: 'aaa-other',
+      workerPools: [
+        {
+          name: 'worker',
+          resource: poolRef('worker'),
+          insights: [{ uid: 'mcp-worker', acquiredAt: iso(T0), insight: mcp('worker', false) }],
+        },
+      ],
+    };
+    const status = statusWith([other, T0], [nodes(true), T0]);
+    expect(status.workerPools?.[0]?.informers?.map((i) => i.name)).toEqual(['aaa-other', 'nodes']);
+    const aggregate = aggregateUpdateStatus(status, T0 + 1000);
+    expect(aggregate.apply.status?.workerPools?.[0]?.conditions?.[0]?.status).toBe('True');
+  });
+
   it('names the informers not reporting, and removes the expired ones', () => {
-    const status = statusWith([nodes(), T0 + EXPIRE_AFTER_MS], [external(), T0]);
+    // nodes renews its heartbeat as it should; external stopped at T0.
+    const status = statusWith([nodes(), T0 + STALE_AFTER_MS + 60_000], [external(), T0]);
     const stale = aggregateUpdateStatus(status, T0 + STALE_AFTER_MS + 60_000);
     const reporting = stale.apply.status?.conditions?.find((c) => c.type === INFORMERS_REPORTING);
     expect(reporting).toMatchObject({ status: 'False', reason: 'InformerStopped' });

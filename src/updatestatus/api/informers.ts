@@ -21,7 +21,7 @@ import type {
   UpdateStatusStatus,
   WorkerPoolInsight,
 } from './schema.js';
-import { GROUP, KIND, SINGLETON_NAME, VERSION } from './names.js';
+import { CONTROL_PLANE_INFORMER, GROUP, KIND, NODE_INFORMER, SINGLETON_NAME, VERSION } from './names.js';
 
 /** Budgets of the contract. The CRD enforces the counts; the aggregator enforces the bytes. */
 export const INFORMER_BUDGETS = {
@@ -258,7 +258,8 @@ export function informerStates(status: UpdateStatusStatus | undefined, nowMs: nu
       s.entries.push(informer.insights ?? []);
       for (const i of informer.insights ?? []) {
         const t = Date.parse(i.acquiredAt);
-        if (t > s.newestAcquiredMs) s.newestAcquiredMs = t;
+        // A time in the future is no sign of life (it would keep unregistered entries from ever expiring).
+        if (t > s.newestAcquiredMs && t <= nowMs + STALE_AFTER_MS) s.newestAcquiredMs = t;
       }
       seen.set(informer.name, s);
     }
@@ -282,7 +283,9 @@ export function informerStates(status: UpdateStatusStatus | undefined, nowMs: nu
     else if (legacy) state = 'live';
     else if (!registration) state = silentMs > EXPIRE_AFTER_MS ? 'expired' : 'stale';
     else if (silentMs > EXPIRE_AFTER_MS) state = 'expired';
-    else if (silentMs > STALE_AFTER_MS) state = 'stale';
+    // A heartbeat further ahead than the staleness allowance says nothing about now (a bad clock, or a writer
+    // that would stay live forever): left out, not removed, so a skewed informer is not removed on every write.
+    else if (silentMs > STALE_AFTER_MS || -silentMs > STALE_AFTER_MS) state = 'stale';
     else state = 'live';
     states.push({
       name,
@@ -292,15 +295,42 @@ export function informerStates(status: UpdateStatusStatus | undefined, nowMs: nu
       bytes,
     });
   }
-  // The whole status over its budget: the largest informers are dropped first until the rest fits.
+  // The whole status over its budget: the largest informers are dropped first until the rest fits, Tessera's own
+  // (reserved names) last, so others crowding the object cannot make Tessera drop its node insights.
   let total = states.reduce((sum, s) => sum + s.bytes, 0);
-  for (const s of [...states].sort((a, b) => b.bytes - a.bytes)) {
+  const reserved = (name: string) => RESERVED_INFORMER_NAMES.includes(name);
+  for (const s of [...states].sort(
+    (a, b) => Number(reserved(a.name)) - Number(reserved(b.name)) || b.bytes - a.bytes,
+  )) {
     if (total <= INFORMER_BUDGETS.maxStatusBytes) break;
     if (s.state === 'over-budget') continue;
     states[states.indexOf(s)] = { ...s, state: 'over-budget' };
     total -= s.bytes;
   }
   return states.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+const FIRST_INFORMERS: readonly string[] = [CONTROL_PLANE_INFORMER, NODE_INFORMER];
+/**
+ * Names of Tessera's own informers: another component writing under one of them would share its field manager
+ * and delete its insights on every apply, so the contract's client refuses them unless told it is Tessera's.
+ */
+export const RESERVED_INFORMER_NAMES: readonly string[] = [
+  CONTROL_PLANE_INFORMER,
+  NODE_INFORMER,
+  'podplacement',
+  'nodepools',
+];
+
+/**
+ * The order informers' insights are read in where two could say the same thing (a ClusterVersion or pool insight):
+ * Tessera's control-plane and node informers first, then the others by name, whatever order the API server merged
+ * them in, so another informer can neither override Tessera's nor make the result flip between merges.
+ */
+export function byInformerPrecedence(a: { name: string }, b: { name: string }): number {
+  const rank = (n: string) =>
+    FIRST_INFORMERS.includes(n) ? FIRST_INFORMERS.indexOf(n) : FIRST_INFORMERS.length;
+  return rank(a.name) - rank(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 /** `status` with only the entries of live informers: what readers and the aggregator build on. */
@@ -326,7 +356,8 @@ export function liveInsights(
 export type RemovalOperation = { op: 'test'; path: string; value: string } | { op: 'remove'; path: string };
 
 /**
- * The JSON patch that removes every entry of the `names` informers from `status` (registrations too): each
+ * The JSON patch that removes every entry of the `names` informers from `status` (registrations too, and the
+ * worker pools that held nothing else): each
  * removal is guarded by a `test` of the name at that index, so a concurrent change makes the patch fail (and the
  * aggregator retry on fresh data) instead of removing someone else's entry. Indexes are removed from the last
  * down so earlier ones stay valid. Empty when there is nothing to remove.
@@ -345,9 +376,19 @@ export function removalPatch(
   };
   removeFrom('/status/informers', status?.informers);
   removeFrom('/status/controlPlane/informers', status?.controlPlane?.informers);
-  (status?.workerPools ?? []).forEach((pool, p) =>
-    removeFrom(`/status/workerPools/${p}/informers`, pool.informers),
-  );
+  // Last pool first, so removing a whole pool leaves the indexes of the ones still to patch valid.
+  const pools = status?.workerPools ?? [];
+  for (let p = pools.length - 1; p >= 0; p--) {
+    const pool = pools[p];
+    if (!pool) continue;
+    const informers = pool.informers ?? [];
+    // A pool only removed informers were in goes whole: their field managers still own its `name` and
+    // `resource`, so removing just their entries would leave an empty pool that counts against maxItems forever.
+    if (informers.length > 0 && informers.every((i) => names.has(i.name))) {
+      ops.push({ op: 'test', path: `/status/workerPools/${p}/name`, value: pool.name });
+      ops.push({ op: 'remove', path: `/status/workerPools/${p}` });
+    } else removeFrom(`/status/workerPools/${p}/informers`, pool.informers);
+  }
   return ops;
 }
 

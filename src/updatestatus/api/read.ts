@@ -29,8 +29,7 @@ import {
 } from '../workerpool.js';
 import type { Condition, ControlPlaneInsight, UpdateStatusStatus, WorkerPoolInsight } from './schema.js';
 import { readmeSectionUrl } from '../../runtime/light.js';
-import { type InformerState, informerStates, liveInsights } from './informers.js';
-import { CONTROL_PLANE_INFORMER, NODE_INFORMER } from './names.js';
+import { type InformerState, byInformerPrecedence, informerStates, liveInsights } from './informers.js';
 
 type AnyInsight = ControlPlaneInsight | WorkerPoolInsight;
 type MachineConfigPoolInsight = NonNullable<WorkerPoolInsight['machineConfigPool']>;
@@ -217,10 +216,16 @@ export function reportFromUpdateStatus(
     (m ?? []).some((x) => x.key === key);
 
   const pools: PoolStatus[] = [];
+  // Where two informers report the same pool or node, the first in reading order counts (Tessera's own first):
+  // another informer adds to the report, it does not print a pool or a node twice.
   const collect = (insights: AnyInsight[]) => {
     const nodesByPool = new Map<string, NodeStatus[]>();
+    const seenNodes = new Set<string>();
     for (const i of insights) {
       if ('node' in i && i.node) {
+        const key = `${i.node.poolResource.name}/${i.node.name}`;
+        if (seenNodes.has(key)) continue;
+        seenNodes.add(key);
         const list = nodesByPool.get(i.node.poolResource.name) ?? [];
         list.push(nodeStatus(i.node));
         nodesByPool.set(i.node.poolResource.name, list);
@@ -228,7 +233,9 @@ export function reportFromUpdateStatus(
     }
     for (const i of insights) {
       if ('machineConfigPool' in i && i.machineConfigPool) {
-        pools.push(poolStatus(i.machineConfigPool, nodesByPool.get(i.machineConfigPool.name) ?? []));
+        const name = i.machineConfigPool.name;
+        if (pools.some((p) => p.name === name)) continue;
+        pools.push(poolStatus(i.machineConfigPool, nodesByPool.get(name) ?? []));
       }
     }
   };
@@ -291,12 +298,6 @@ export function reportFromUpdateStatus(
 
 /** Go's byte-wise string order. */
 const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const FIRST_INFORMERS = [CONTROL_PLANE_INFORMER, NODE_INFORMER];
-const informerOrder = (a: { name: string }, b: { name: string }) => {
-  const rank = (n: string) =>
-    FIRST_INFORMERS.includes(n) ? FIRST_INFORMERS.indexOf(n) : FIRST_INFORMERS.length;
-  return rank(a.name) - rank(b.name) || byteOrder(a.name, b.name);
-};
 
 /**
  * The order the text is built in, whatever order the API server merged informers and pools in: Tessera's
@@ -310,7 +311,7 @@ function inReadingOrder(status: UpdateStatusStatus): UpdateStatusStatus {
       ? {
           controlPlane: {
             ...status.controlPlane,
-            informers: [...(status.controlPlane.informers ?? [])].sort(informerOrder),
+            informers: [...(status.controlPlane.informers ?? [])].sort(byInformerPrecedence),
           },
         }
       : {}),
@@ -318,7 +319,7 @@ function inReadingOrder(status: UpdateStatusStatus): UpdateStatusStatus {
       ? {
           workerPools: [...status.workerPools]
             .sort((a, b) => byteOrder(a.name, b.name))
-            .map((p) => ({ ...p, informers: [...(p.informers ?? [])].sort(informerOrder) })),
+            .map((p) => ({ ...p, informers: [...(p.informers ?? [])].sort(byInformerPrecedence) })),
         }
       : {}),
   };
@@ -336,7 +337,7 @@ export function informerHealthInsights(states: readonly InformerState[], now: In
     const summary =
       s.state === 'over-budget'
         ? `Informer ${s.name} reports ${s.bytes} bytes of insights, over its budget; they are not shown`
-        : `Informer ${s.name} has not reported for ${s.heartbeatAtMs !== undefined ? `${Math.round((nowMs - s.heartbeatAtMs) / 60_000)}m` : 'a while'}; its insights are not shown`;
+        : `Informer ${s.name} has not reported for ${s.heartbeatAtMs !== undefined && s.heartbeatAtMs <= nowMs ? `${Math.round((nowMs - s.heartbeatAtMs) / 60_000)}m` : 'a while'}; its insights are not shown`;
     return [
       {
         startedAt: since,

@@ -110,7 +110,9 @@ afterAll(async () => {
 
 describe('tessera podplacement release', () => {
   it('refuses while the controller holds its lease, and names the way out', async () => {
-    await lease('pod-placement-controller-7d9f', 2_000);
+    // Renewed 2 s ago and held for an hour: held however long the two CLI runs take to start on a busy machine
+    // (with a 15 s Lease a slow start made it look expired, and the command went to its "no longer renews" check).
+    await lease('pod-placement-controller-7d9f', 2_000, 3_600);
     const run = await release(cluster?.kubeconfigPath ?? '', '-n', appNs);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('the pod placement controller is running');

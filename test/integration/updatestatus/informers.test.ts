@@ -118,6 +118,32 @@ describe('UpdateStatus informers on a live cluster', () => {
     );
     await createSnapshotObjects(client, snapshot);
 
+    // What the controller of before the informer contract left: a status written by PUT under its field manager,
+    // here with a finding no informer reports any more. The new controller must clear it, not keep it forever.
+    const legacy = await statuses.create({ metadata: { name: 'cluster' }, spec: {} } as Stored);
+    await statuses.updateStatus(
+      {
+        ...legacy,
+        status: {
+          controlPlane: {
+            informers: [
+              {
+                name: 'cpi',
+                insights: [
+                  {
+                    uid: 'pre-contract',
+                    acquiredAt: iso(Date.now()),
+                    insight: health('Finding gone long ago'),
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      },
+      { fieldManager: 'tessera-updatestatus' },
+    );
+
     const manager = new Manager({
       kubeConfig: await cluster.kubeConfig(),
       name: 'it-informers',
@@ -129,6 +155,17 @@ describe('UpdateStatus informers on a live cluster', () => {
     const failures = addPodPlacementUpdateInsights(manager, gatedPodInformer(manager.informers), () => []);
     recordFailure = (image, namespace, error) => failures.record({ image, namespace, error });
     running = manager.start(stop.signal);
+    // The new controller clears the pre-contract status once, then its informers write theirs (any other informer
+    // writes again by its next heartbeat): wait for that before the other informers come in.
+    await eventually(
+      async () => {
+        const s = await read();
+        expect(s.status?.informers?.map((r) => r.name)).toContain('cpi');
+        const cpi = s.status?.controlPlane?.informers?.find((i) => i.name === 'cpi');
+        expect(cpi?.insights?.map((i) => i.uid)).not.toContain('pre-contract');
+      },
+      { timeoutMs: 60_000, what: 'the pre-contract status to be cleared and rewritten' },
+    );
   });
 
   afterAll(async () => {
@@ -157,6 +194,14 @@ describe('UpdateStatus informers on a live cluster', () => {
       },
       { timeoutMs: 60_000, what: 'all three informers in the UpdateStatus' },
     );
+    // The pre-contract status was cleared: its finding is gone, and no Update-operation owner is left.
+    const cpi = merged.status?.controlPlane?.informers?.find((i) => i.name === 'cpi');
+    expect(cpi?.insights?.map((i) => i.uid)).not.toContain('pre-contract');
+    const owners = (merged.metadata as { managedFields?: { manager: string; operation: string }[] })
+      .managedFields;
+    expect(owners?.filter((f) => f.manager === 'tessera-updatestatus').map((f) => f.operation)).toEqual([
+      'Apply',
+    ]);
     // (The control plane's nodes are the node informer's.) The aggregate (the controller's field manager) sits beside the informers' entries.
     expect(merged.status?.controlPlane?.conditions?.[0]?.type).toBe('Updating');
     expect(merged.status?.workerPools?.map((p) => p.name)).toEqual(['worker']);
@@ -176,7 +221,9 @@ describe('UpdateStatus informers on a live cluster', () => {
     // The CLI shows everyone's health insights.
     const text = await upgradeStatus();
     expect(text).toContain('= Update Health =');
-    expect(text).toContain('Pod placement cannot inspect images from quay.io (1 failure in the last 10m)');
+    expect(text).toMatch(
+      /Pod placement cannot inspect images from quay\.io \(1 failure since \d\d:\d\d UTC\)/,
+    );
     expect(text).toContain('External finding: storage is slow');
 
     // A new write of pod placement (a second registry fails) leaves the others' entries intact, and the

@@ -1,0 +1,82 @@
+// The contract's writer against an API server that keeps what other field managers own: it writes when its
+// contribution changed or its heartbeat is due, never again and again for a difference an apply cannot remove.
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../runtime/clock.js';
+import type { KubeObject } from '../runtime/object.js';
+import type { UpdateStatus } from './api/schema.js';
+import { HEARTBEAT_INTERVAL_MS, type InformerContribution, InformerWriter } from './informer.js';
+
+type Stored = UpdateStatus & KubeObject;
+const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
+
+const finding = (uid: string, summary: string) => ({
+  uid,
+  acquiredAt: '2026-12-01T12:00:00Z',
+  insight: {
+    type: 'Health' as const,
+    health: {
+      startedAt: '2026-12-01T12:00:00Z',
+      scope: { type: 'ControlPlane' as const, resources: [] },
+      impact: { level: 'Warning' as const, type: 'Update Speed' as const, summary },
+      remediation: { reference: 'https://example.com/runbook' },
+    },
+  },
+});
+
+/**
+ * An API server where another field manager (e.g. a write from before the contract) owns insight `legacy` in
+ * informer cpi's entry: every apply of cpi keeps it, as server-side apply keeps fields others own.
+ */
+function serverKeepingForeignInsight() {
+  const applies: Stored[] = [];
+  const statuses = {
+    async create(obj: Stored) {
+      return obj;
+    },
+    async get(): Promise<Stored> {
+      throw new Error('not read in this test');
+    },
+    async apply(body: Stored): Promise<Stored> {
+      applies.push(body);
+      const status = structuredClone(body.status ?? {});
+      status.controlPlane?.informers?.[0]?.insights?.push(finding('legacy', 'left by an earlier writer'));
+      return { ...body, metadata: { name: 'cluster', resourceVersion: String(applies.length) }, status };
+    },
+  };
+  return { statuses, applies };
+}
+
+describe('the informer writer', () => {
+  it('does not write again for entries another field manager keeps, only on a change or a due heartbeat', async () => {
+    const clock = new FakeClock(T0);
+    const { statuses, applies } = serverKeepingForeignInsight();
+    const writer = new InformerWriter(statuses, {
+      name: 'cpi',
+      clock,
+      minWriteIntervalMs: 1_000,
+      reservedName: true,
+    });
+    const contribution: InformerContribution = { name: 'cpi', controlPlane: [finding('own', 'own finding')] };
+
+    const first = await writer.write(contribution, undefined);
+    expect(first.kind).toBe('written');
+    let stored = first.kind === 'written' ? first.stored : undefined;
+    for (let i = 0; i < 10; i++) {
+      await clock.advance(2_000);
+      const outcome = await writer.write(contribution, stored);
+      if (outcome.kind === 'written') stored = outcome.stored;
+    }
+    expect(applies).toHaveLength(1);
+
+    // A changed contribution is written at once; the heartbeat, when due.
+    const changed: InformerContribution = { name: 'cpi', controlPlane: [finding('own', 'changed finding')] };
+    const second = await writer.write(changed, stored);
+    expect(applies).toHaveLength(2);
+    stored = second.kind === 'written' ? second.stored : undefined;
+    await clock.advance(HEARTBEAT_INTERVAL_MS - 1_000);
+    expect((await writer.write(changed, stored)).kind).toBe('unchanged');
+    await clock.advance(1_000);
+    expect((await writer.write(changed, stored)).kind).toBe('written');
+    expect(applies).toHaveLength(3);
+  });
+});
