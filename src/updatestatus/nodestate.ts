@@ -246,3 +246,21 @@ export function machineConfigNodeFieldsRead<T extends MachineConfigNode>(mcn: T)
     },
   };
 }
+
+/** Every condition the machine-config operator creates on a MachineConfigNode (created False, "NotYetOccurred"). */
+export const MCN_CONDITION_TYPES = [
+  'UpdatePrepared',
+  'UpdateExecuted',
+  'UpdatePostActionComplete',
+  'UpdateComplete',
+  'Resumed',
+  'Drained',
+  'AppliedFilesAndOS',
+  'Cordoned',
+  'RebootedNode',
+  'Updated',
+  'Uncordoned',
+  'NodeDegraded',
+  'PinnedImageSetsProgressing',
+  'PinnedImageSetsDegraded',
+] as const;

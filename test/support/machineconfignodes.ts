@@ -4,25 +4,9 @@
 // daemon takes an update up by setting status.configVersion.desired; the drain controller reports the cordon
 // and the drain (Unknown while under way) before it writes lastAppliedDrain.
 import type { MachineConfigNode, Node } from '../../src/updatestatus/inputs.js';
-import { Annotations } from '../../src/updatestatus/nodestate.js';
+import { Annotations, MCN_CONDITION_TYPES } from '../../src/updatestatus/nodestate.js';
 
-/** Every condition the MCO creates on a MachineConfigNode. */
-export const MCN_CONDITION_TYPES = [
-  'UpdatePrepared',
-  'UpdateExecuted',
-  'UpdatePostActionComplete',
-  'UpdateComplete',
-  'Resumed',
-  'Drained',
-  'AppliedFilesAndOS',
-  'Cordoned',
-  'RebootedNode',
-  'Updated',
-  'Uncordoned',
-  'NodeDegraded',
-  'PinnedImageSetsProgressing',
-  'PinnedImageSetsDegraded',
-] as const;
+export { MCN_CONDITION_TYPES };
 export type McnConditionType = (typeof MCN_CONDITION_TYPES)[number];
 export type McnConditionStatus = 'True' | 'False' | 'Unknown';
 

@@ -11,7 +11,7 @@ import type {
   MachineConfigNode,
   MachineConfigPool,
 } from '../../updatestatus/inputs.js';
-import { Annotations } from '../../updatestatus/nodestate.js';
+import { Annotations, MCN_CONDITION_TYPES } from '../../updatestatus/nodestate.js';
 
 export interface SimulationPlan {
   readonly from: string;
@@ -134,20 +134,6 @@ const MCN_CONDITIONS: Record<SimulatedNodePhase, readonly string[]> = {
   ],
   Completed: ['Updated'],
 };
-const MCN_CONDITION_TYPES = [
-  'UpdatePrepared',
-  'UpdateExecuted',
-  'UpdatePostActionComplete',
-  'UpdateComplete',
-  'Resumed',
-  'Drained',
-  'AppliedFilesAndOS',
-  'Cordoned',
-  'RebootedNode',
-  'Updated',
-  'Uncordoned',
-  'NodeDegraded',
-];
 
 /** The MachineConfigNode of node `name` of `pool` in `phase`, as the MCO writes it beside nodeAnnotations'. */
 function machineConfigNode(
