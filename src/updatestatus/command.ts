@@ -333,7 +333,7 @@ async function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Promise<So
         });
         if (stored?.status && (opts.output !== 'text' || isHealthyStatus(stored.status))) {
           if (opts.output !== 'text') return formatObject(stored, opts.output);
-          const report = reportFromUpdateStatus(stored.status, now);
+          const report = reportFromUpdateStatus(stored.status, now, { livenessAt: io.clock() });
           if (report) {
             note(
               '(from UpdateStatus cluster, maintained by the update-status controller; --source=cluster computes it here)\n',

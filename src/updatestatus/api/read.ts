@@ -166,9 +166,12 @@ function ocRound(d: Duration): Duration {
 export function reportFromUpdateStatus(
   stored: UpdateStatusStatus,
   now: Instant,
+  options: { readonly livenessAt?: Instant } = {},
 ): UpdateStatusReport | undefined {
   // Only live informers' insights count (the informer contract); the others become one health insight each.
-  const states = informerStates(stored, Number(now / 1_000_000n));
+  // Liveness is judged at `livenessAt` (the CLI passes the wall clock: `--now` moves the display, not the present).
+  const livenessAt = options.livenessAt ?? now;
+  const states = informerStates(stored, Number(livenessAt / 1_000_000n));
   const status = inReadingOrder(liveInsights(stored, states));
   const cpInsights: AnyInsight[] = (status.controlPlane?.informers ?? []).flatMap((i) =>
     (i.insights ?? []).map((x) => x.insight),
@@ -251,7 +254,7 @@ export function reportFromUpdateStatus(
   ];
   const health: UpdateInsight[] = [
     ...entries.flatMap((e) => (e.insight.health ? [healthInsight(e.insight.health, e.acquiredAt)] : [])),
-    ...informerHealthInsights(states, now),
+    ...informerHealthInsights(states, livenessAt),
   ];
 
   const progressing = cond(status.controlPlane?.conditions, 'Updating')?.status === 'True';

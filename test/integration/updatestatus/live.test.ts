@@ -210,13 +210,13 @@ describe(`upgrade status on a live cluster`, () => {
       );
       expect((JSON.parse(io.stdout()) as UpdateStatus).status?.conditions?.[0]?.type).toBe('Healthy');
       // And its text, read back from that object.
-      const text = captureCommandIO();
+      // The CLI judges the informers' heartbeats by its clock: here the controller's (by the wall clock they would
+      // be years old, and their insights stale).
+      const text = { ...captureCommandIO(), clock: () => BigInt(clock.now()) * MILLISECOND };
       await runUpgradeStatus(
         {
           details: 'none',
-          // The controller's clock: its informers' heartbeats are judged against it (by the wall clock they
-          // would be years old, and their insights stale).
-          now,
+          now: undefined,
           mockClusterVersion: undefined,
           output: 'text',
           watch: false,
