@@ -17,6 +17,7 @@ import {
   type InsightEntry,
   InsightPublisher,
   hashedUid,
+  heartbeatTimeOf,
 } from '../updatestatus/informer.js';
 import { registryHostsOf } from './pod-reconciler.js';
 import type { Pod } from './pod-types.js';
@@ -141,8 +142,6 @@ export interface GatedPodAge {
   readonly createdAtMs: number;
 }
 
-const rfc3339 = (ms: number) =>
-  new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 /**
  * A start time to the millisecond: readers take a start equal to the insight's acquiredAt (whole seconds) as
  * unknown, and these starts are known.
@@ -160,7 +159,7 @@ export function podPlacementContribution(
   nowMs: number,
 ): InformerContribution {
   const insights: InsightEntry<ControlPlaneInsight>[] = [];
-  const acquiredAt = rfc3339(nowMs);
+  const acquiredAt = heartbeatTimeOf(nowMs);
   const slow = gated.filter((p) => nowMs - p.createdAtMs > GATED_SLOW_MS);
   if (slow.length > 0) {
     const byNamespace = new Map<string, number>();

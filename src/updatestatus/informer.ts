@@ -59,7 +59,7 @@ export function updateStatusClient(client: KubeClient): ResourceClient<StoredSta
   });
 }
 
-/** RFC 3339 in whole seconds, as Kubernetes writes times. */
+/** RFC 3339 in whole seconds, as Kubernetes writes times (heartbeats, acquiredAt). */
 export function heartbeatTimeOf(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -1,8 +1,8 @@
 // The controller's decisions without a server or a clock: write throttling, the Healthy condition's transition
-// time (apimachinery's SetStatusCondition rule), and the "nothing to write" check.
+// time (apimachinery's SetStatusCondition rule).
 import { describe, expect, it } from 'vitest';
-import type { Condition, UpdateStatus } from './api/schema.js';
-import { healthConditions, MAX_CONDITION_MESSAGE, statusUnchanged, writeDelayMs } from './write-policy.js';
+import type { Condition } from './api/schema.js';
+import { healthConditions, MAX_CONDITION_MESSAGE, writeDelayMs } from './write-policy.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const at = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -89,25 +89,5 @@ describe('healthConditions', () => {
       T0,
     );
     expect(long[0]?.message).toHaveLength(MAX_CONDITION_MESSAGE);
-  });
-});
-
-describe('statusUnchanged', () => {
-  const status: UpdateStatus['status'] = {
-    conditions: healthConditions(undefined, { healthy: true, reason: 'AsExpected', message: 'm' }, T0),
-  };
-  const stored = { metadata: { name: 'cluster' }, spec: {}, status } as UpdateStatus;
-
-  it('is false when nothing is stored yet (the object must be created)', () => {
-    expect(statusUnchanged(undefined, status)).toBe(false);
-  });
-  it('compares as JSON: undefined fields do not count as changes', () => {
-    expect(statusUnchanged(stored, { ...status, controlPlane: undefined })).toBe(true);
-  });
-  it('sees a changed condition', () => {
-    const next = {
-      conditions: healthConditions(undefined, { healthy: true, reason: 'AsExpected', message: 'n' }, T0),
-    };
-    expect(statusUnchanged(stored, next)).toBe(false);
   });
 });

@@ -1,9 +1,8 @@
 // The update-status controller's decisions, as pure functions of what it observed: whether a status write must
-// wait (throttling), the Healthy condition with its transition time, and whether a new status differs from the
-// stored one at all. The controller (controller.ts) observes the caches and applies what these decide.
-import { isDeepStrictEqual } from 'node:util';
+// wait (throttling) and the Healthy condition with its transition time. Whether a write would change anything is
+// the informer contract's to decide (api/informers.ts, informer.ts); controller.ts observes and applies.
 import { MAX_CONDITION_MESSAGE_LENGTH, setStatusCondition, truncateText } from '../runtime/light.js';
-import type { Condition, UpdateStatus } from './api/schema.js';
+import type { Condition } from './api/schema.js';
 
 /** Condition type of `.status.conditions`: could the controller gather and interpret the data. */
 export const HEALTHY = 'Healthy';
@@ -50,14 +49,4 @@ export function healthConditions(
     },
     nowMs,
   ).conditions;
-}
-
-/**
- * True when writing `next` would change nothing: an UpdateStatus is stored and its status equals `next` as JSON
- * (undefined fields dropped, as the write would drop them).
- */
-export function statusUnchanged(stored: UpdateStatus | undefined, next: UpdateStatus['status']): boolean {
-  return (
-    stored !== undefined && isDeepStrictEqual(JSON.parse(JSON.stringify(next ?? null)), stored.status ?? null)
-  );
 }

@@ -115,17 +115,23 @@ export function aggregateUpdateStatus(
     .flatMap((i) => (i.insights ?? []).map((x) => x.insight as AnyInsight));
   const cv = cpInsights.find((i) => i.clusterVersion)?.clusterVersion;
   const master = cpInsights.find((i) => i.machineConfigPool?.name === 'master');
-  const cvUpdating = updatingOf(cv?.conditions);
-  const cpUpdating: Condition = keepTransition(
-    cvUpdating
-      ? { ...cvUpdating, type: 'Updating' }
-      : {
-          type: 'Updating',
-          status: 'Unknown',
-          reason: 'NoClusterVersionInsight',
-          message: 'No live informer reports the ClusterVersion',
-          lastTransitionTime: now,
-        },
+  /** A copy of the insight's Updating condition, or Unknown naming what is missing; its time kept while it holds. */
+  const updatingFrom = (
+    source: readonly Condition[] | undefined,
+    missing: { reason: string; message: string },
+    previousConditions: readonly Condition[] | undefined,
+  ): Condition => {
+    const found = updatingOf(source);
+    return keepTransition(
+      found
+        ? { ...found, type: 'Updating' }
+        : { type: 'Updating', status: 'Unknown', ...missing, lastTransitionTime: now },
+      previousConditions,
+    );
+  };
+  const cpUpdating = updatingFrom(
+    cv?.conditions,
+    { reason: 'NoClusterVersionInsight', message: 'No live informer reports the ClusterVersion' },
     previous?.controlPlane?.conditions,
   );
 
@@ -135,21 +141,10 @@ export function aggregateUpdateStatus(
       const insights = [...(p.informers ?? [])]
         .sort(byInformerPrecedence)
         .flatMap((i) => (i.insights ?? []).map((x) => x.insight as AnyInsight));
-      const poolUpdating = updatingOf(
+      const updating = updatingFrom(
         insights.find((i) => i.machineConfigPool?.name === p.name)?.machineConfigPool?.conditions,
-      );
-      const previousConditions = previous?.workerPools?.find((w) => w.name === p.name)?.conditions;
-      const updating: Condition = keepTransition(
-        poolUpdating
-          ? { ...poolUpdating, type: 'Updating' }
-          : {
-              type: 'Updating',
-              status: 'Unknown',
-              reason: 'NoPoolInsight',
-              message: 'No live informer reports this pool',
-              lastTransitionTime: now,
-            },
-        previousConditions,
+        { reason: 'NoPoolInsight', message: 'No live informer reports this pool' },
+        previous?.workerPools?.find((w) => w.name === p.name)?.conditions,
       );
       return { name: p.name, resource: p.resource, conditions: [updating] };
     });
