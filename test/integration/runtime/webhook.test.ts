@@ -227,7 +227,7 @@ describe('webhook server', () => {
     expect(JSON.parse(boom.text)).toMatchObject({
       response: { uid: 'boom', allowed: false, status: { code: 500, message: 'handler bug' } },
     });
-    // A handler that never answers is answered for it once the handler timeout passes.
+    // A handler slower than the handler timeout is answered for it: a 500, where its own answer would be allowed.
     const slow = await post(port, ca, review('slow', { metadata: { name: 'x' } }), {}, 'POST', '/slow');
     expect(JSON.parse(slow.text)).toMatchObject({
       response: { uid: 'slow', allowed: false, status: { code: 500 } },
