@@ -58,7 +58,7 @@ const COVERAGE: Record<number, string> = {
   15: 'unit',
   16: 'unit',
   17: 'unit',
-  18: 'unit',
+  18: 'unit', // MTO's "OCI Index bundles + OCI index image" end to end: test/integration/podplacement/image-policy.test.ts
   19: 'unit',
   20: 'unit', // pull policy Always bypass flag here; cache behaviour in test/integration/podplacement/e2e.test.ts
   21: "src/registry (manifest list filtering is the inspector's job)",

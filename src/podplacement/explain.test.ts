@@ -52,6 +52,39 @@ describe('explain', () => {
     expect(text).toMatch(/retries 5 times/);
   });
 
+  it("says an image the cluster's policy refuses is not inspected and the pod is released at once", () => {
+    const rule =
+      'registry evil.example.com is not in image.config.openshift.io/cluster allowedRegistries: the nodes would refuse to pull image evil.example.com/app:1, so it was not inspected';
+    const e = assessExplanation({
+      ...base,
+      inspection: new Map<string, ImageArchitectures>([
+        ['evil.example.com/app:1', { error: rule, failure: 'refused' }],
+      ]),
+      pod: pod('web', 'apps').withImages('evil.example.com/app:1').build(),
+      clusterConfig: clusterConfig(),
+    });
+    expect(e.outcome).toBe('gave-up');
+    expect(e.images[0]?.refused).toBe(true);
+    const text = renderExplanation(e);
+    expect(text).toContain(`evil.example.com/app:1: REFUSED BY POLICY ${rule}`);
+    expect(text).toContain(
+      "Note: the cluster's image policy would keep the nodes from pulling evil.example.com/app:1: the operator does not inspect it and releases the pod at once",
+    );
+    expect(text).not.toMatch(/retries 5 times/);
+    expect(text).toContain('Required node affinity: unchanged');
+  });
+
+  it('says which signature policy covers an image it inspected without verifying signatures', () => {
+    const signature = 'signatures required by ClusterImagePolicy p (policyType PublicKey) (scope r): …';
+    const e = assessExplanation({
+      ...base,
+      signatures: new Map([['r/m:1', signature]]),
+      pod: pod('web', 'apps').withImages('r/m:1').build(),
+      clusterConfig: clusterConfig(),
+    });
+    expect(renderExplanation(e)).toContain(`r/m:1: amd64, arm64\n    ${signature}`);
+  });
+
   it('says where a short name was found and why there', () => {
     const how =
       'short name team/m:1: the search registries are tried in order, as CRI-O does, and the first that has it is used: a.io/team/m:1 not there, r.io/team/m:1 chosen';

@@ -27,6 +27,10 @@ export interface Explanation {
     error?: string;
     /** For a short name: which registry it was found in, and why there. */
     shortName?: string;
+    /** A signature policy covers the image (Tessera cannot verify it): which, and what that means. */
+    signature?: string;
+    /** The cluster's image policy refuses the image: it is not inspected. */
+    refused?: boolean;
   }[];
   readonly gated: boolean;
   readonly ignoreReason?: IgnoreReason;
@@ -59,15 +63,22 @@ export function assessExplanation(input: {
   inspection: ReadonlyMap<string, ImageArchitectures>;
   /** How each short name among the images was resolved (describeShortNameChoice), by image. Default: none. */
   shortNames?: ReadonlyMap<string, string>;
+  /** Signature policies covering each image (describeSignatureRequirement), by image. Default: none. */
+  signatures?: ReadonlyMap<string, string>;
 }): Explanation {
   const pod: Pod = { ...input.pod, metadata: { ...input.pod.metadata, namespace: input.namespace } };
   const name = `${input.namespace}/${pod.metadata?.name ?? pod.metadata?.generateName ?? '(unnamed)'}`;
   const images: Explanation['images'] = podImages(pod).map(({ image }) => {
     const r = input.inspection.get(image);
     const shortName = input.shortNames?.get(image);
-    const how = shortName === undefined ? {} : { shortName };
+    const signature = input.signatures?.get(image);
+    const how = {
+      ...(shortName === undefined ? {} : { shortName }),
+      ...(signature === undefined ? {} : { signature }),
+    };
     if (!r) return { image, ...how };
-    return 'error' in r ? { image, error: r.error, ...how } : { image, architectures: r.archs, ...how };
+    if (!('error' in r)) return { image, architectures: r.archs, ...how };
+    return { image, error: r.error, ...(r.failure === 'refused' ? { refused: true } : {}), ...how };
   });
   const notes: string[] = [];
   if (images.some((i) => i.shortName !== undefined))
@@ -110,7 +121,12 @@ export function assessExplanation(input: {
   });
   if (plan.action !== 'ungate')
     return { pod: name, images, gated: true, labels: { ...decision.labels }, notes };
-  if (failing)
+  const refused = images.filter((i) => i.refused === true).map((i) => i.image);
+  if (refused.length > 0)
+    notes.push(
+      `the cluster's image policy would keep the nodes from pulling ${refused.join(', ')}: the operator does not inspect it and releases the pod at once, as shown, with a Warning event naming the rule`,
+    );
+  else if (failing)
     notes.push(
       `image inspection fails: the operator retries ${MAX_RETRY_COUNT} times with backoff, then ungates as shown`,
     );
@@ -142,12 +158,13 @@ export function renderExplanation(e: Explanation): string {
   const lines: string[] = [`Pod ${e.pod}`, '', 'Images:'];
   for (const i of e.images) {
     const what = i.error
-      ? `ERROR ${i.error}`
+      ? `${i.refused ? 'REFUSED BY POLICY' : 'ERROR'} ${i.error}`
       : i.architectures
         ? i.architectures.join(', ')
         : '(not inspected)';
     lines.push(`  ${i.image}: ${what}`);
     if (i.shortName) lines.push(`    ${i.shortName}`);
+    if (i.signature) lines.push(`    ${i.signature}`);
   }
   lines.push('', `Would be gated: ${e.gated ? 'yes' : 'no'}`);
   if (e.outcome)

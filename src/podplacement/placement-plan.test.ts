@@ -48,6 +48,33 @@ describe('planPlacement on failed inspections', () => {
     expect(messages.some((m) => m.startsWith(EVENT_MESSAGES.maxRetriesPrefix))).toBe(false);
   });
 
+  it.each<[string, Record<string, ImageArchitectures>, string]>([
+    [
+      'a refusal by policy ends the retries at once, before a transient failure of another image',
+      {
+        'r/a:1': { error: 'HTTP 503', failure: 'transient' },
+        'r/b:1': { error: 'registry r is blocked', failure: 'refused' },
+      },
+      'registry r is blocked',
+    ],
+    [
+      'a refusal by policy is named before a deadline or permanent failure',
+      {
+        'r/a:1': { error: 'r did not answer', failure: 'deadline' },
+        'r/b:1': { error: 'refused rule', failure: 'refused' },
+      },
+      'refused rule',
+    ],
+  ])('%s', (_name, inspection, decisive) => {
+    const plan = planWith(inspection);
+    expect(plan.action).toBe('ungate');
+    if (plan.action !== 'ungate') return;
+    expect(plan.outcome).toBe('fallback');
+    expect(plan.patch.metadata.annotations?.[ANNOTATIONS.imageInspectError]).toBe(decisive);
+    expect(plan.patch.metadata.labels?.[LABELS.imageInspectError]).toBe('');
+    expect(messagesOf(plan)).toContain(`${GIVE_UP_MESSAGES.refused}: ${decisive}`);
+  });
+
   it('names the deadline before a permanent or transient failure of another image', () => {
     const result = intersectArchitectures(
       ['r/a:1', 'r/b:1', 'r/c:1'],

@@ -30,6 +30,7 @@ import {
   podImages,
   type IgnoreReason,
 } from './pod-model.js';
+import { isOlmBundleUnpackPod } from './olm-bundle-unpack.js';
 import type { NodeSelectorRequirement, NodeSelectorTerm, Pod, PreferredSchedulingTerm } from './pod-types.js';
 import { metaTime } from '../runtime/light.js';
 
@@ -37,9 +38,10 @@ import { metaTime } from '../runtime/light.js';
  * Why an inspection failed, for the retry decision: `transient` (timeouts, 429, 5xx, connection failures; retried
  * with backoff), `permanent` (not found, unauthorized, invalid reference, unsupported media type: retrying cannot
  * help), `deadline` (the registry did not answer within the per-pod inspection deadline), `uninspected` (not
- * inspected at all: a controller process died while inspecting this pod's images; see inspection-breaker.ts).
+ * inspected at all: a controller process died while inspecting this pod's images; see inspection-breaker.ts),
+ * `refused` (not inspected: the nodes' image policy would refuse to pull it; registry/image-admission.ts).
  */
-export type InspectionFailure = 'transient' | 'permanent' | 'deadline' | 'uninspected';
+export type InspectionFailure = 'transient' | 'permanent' | 'deadline' | 'uninspected' | 'refused';
 
 /** What the registry answered for one image reference (as written in the pod spec). */
 export type ImageArchitectures =
@@ -48,8 +50,9 @@ export type ImageArchitectures =
 /** Warning event texts when the operator stops before MAX_RETRY_COUNT attempts (Tessera only). */
 export const GIVE_UP_MESSAGES = {
   permanent:
-    'The operator stopped inspecting the image: the registry gave an answer that retrying cannot change ' +
-    '(the image does not exist, the credentials are refused, or the reference or manifest type is invalid). ' +
+    'The operator stopped inspecting the image: the registry (or the egress proxy) gave an answer that retrying ' +
+    'cannot change (the image does not exist, the credentials are refused, the reference or manifest type is ' +
+    'invalid, or the proxy refused the tunnel). ' +
     'Registry error',
   deadline:
     'The operator stopped inspecting the image: the registry did not answer within the per-pod inspection ' +
@@ -57,6 +60,9 @@ export const GIVE_UP_MESSAGES = {
   uninspected:
     'The operator released the pod without inspecting its images: a controller process stopped while inspecting ' +
     'them, and inspecting them again could stop the next one. Reason',
+  refused:
+    "The operator released the pod without inspecting the image: the cluster's image policy would keep the nodes " +
+    'from pulling it. Rule',
 } as const;
 
 export interface PlannedEvent {
@@ -130,11 +136,14 @@ export function inspectionFailures(pod: Pod): number {
   return Number.isFinite(n) && n > 0 ? n : 0;
 }
 
-/** Images the reconciler must inspect before planning; none when the pod is ignored or pinned. */
+/**
+ * Images the reconciler must inspect before planning; none when the pod is ignored or pinned. Those of an OLM
+ * bundle-unpack pod are also probed for a bundle published as a multi-platform index (olm-bundle-unpack.ts).
+ */
 export function imagesToInspect(
   pod: Pod,
   ctx: Pick<PlacementInput, 'clusterConfig' | 'podPlacementConfigs' | 'operatorNamespace'>,
-): { image: string; pullAlways: boolean }[] {
+): { image: string; pullAlways: boolean; probeOperatorBundle: boolean }[] {
   if (!hasSchedulingGate(pod)) return [];
   const namespace = pod.metadata?.namespace ?? '';
   const matching = matchingPodPlacementConfigs(pod, namespace, ctx.podPlacementConfigs);
@@ -145,7 +154,8 @@ export function imagesToInspect(
     matchingConfigs: matching,
   });
   if (ignored !== undefined || isArchitecturePinned(pod)) return [];
-  return podImages(pod);
+  const probeOperatorBundle = isOlmBundleUnpackPod(pod);
+  return podImages(pod).map((i) => ({ ...i, probeOperatorBundle }));
 }
 
 /**
@@ -166,7 +176,7 @@ export function architectureLabels(archs: readonly string[] | undefined): Record
 
 /**
  * Intersection of the images' architectures, or the error that decides the pod's fate: the first failure that
- * ends the retries (uninspected, deadline, then permanent), else the first error.
+ * ends the retries (refused by policy, uninspected, deadline, then permanent), else the first error.
  */
 export function intersectArchitectures(
   images: readonly string[],
@@ -180,6 +190,7 @@ export function intersectArchitectures(
     else if ('error' in result) errors.push({ error: result.error, failure: result.failure ?? 'transient' });
   }
   const decisive =
+    errors.find((e) => e.failure === 'refused') ??
     errors.find((e) => e.failure === 'uninspected') ??
     errors.find((e) => e.failure === 'deadline') ??
     errors.find((e) => e.failure === 'permanent') ??

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ApiStatusError, FakeClock, flushAsync, silentLogger, type EventRecorder } from '../runtime/index.js';
 import {
   Keyring,
+  PolicyRefusalError,
   RegistryError,
+  parseImageReference,
   type ImageInspection,
   type ImageInspector,
   type InspectOptions,
@@ -19,6 +21,8 @@ const HANG = 'hang';
 
 class FakeInspector implements ImageInspector {
   calls: { image: string; bypass: boolean; keyring: string }[] = [];
+  /** Images inspected with the operator-bundle probe asked for. */
+  probed: string[] = [];
   /** Images a cache would answer (isCached), as CachingInspector does after a first inspection. */
   readonly cached = new Set<string>();
   constructor(private readonly archs: Record<string, string[] | Error | typeof HANG>) {}
@@ -31,6 +35,7 @@ class FakeInspector implements ImageInspector {
       bypass: options?.bypassCache ?? false,
       keyring: options?.keyring?.fingerprint ?? 'none',
     });
+    if (options?.probeOperatorBundle === true) this.probed.push(image);
     const a = this.archs[image];
     if (a === HANG) {
       // Like CachingInspector: only the caller's signal ends the wait.
@@ -265,6 +270,44 @@ describe('PodReconciler under failing and hostile registries', () => {
     const why = t.events.find((e) => e.message.startsWith(GIVE_UP_MESSAGES.permanent));
     expect(why?.type).toBe('Warning');
     expect(t.events.map((e) => e.reason)).toContain(EVENT_REASONS.fallbackPredicateSet);
+  });
+
+  it("releases at once a pod whose image the cluster's image policy refuses, naming the rule, as no registry failure", async () => {
+    const image = 'evil.example.com/app:1';
+    const refusal = new PolicyRefusalError(parseImageReference(image), {
+      admitted: false,
+      rule: 'image.config.openshift.io/cluster allowedRegistries',
+    });
+    const p = pod('refused', 'ns').withImages(image, 'r/ok:1').withGate().build();
+    const failures: string[] = [];
+    const t = setup({ [image]: refusal, 'r/ok:1': ['amd64'] }, [p], {
+      onInspectionFailure: (f) => failures.push(f.image),
+    });
+    expect(await t.reconciler.reconcile('ns/refused', signal)).toBeUndefined();
+    const after = t.store.get('ns/refused');
+    expect(after?.spec?.schedulingGates).toEqual([]);
+    expect(after?.metadata?.labels?.[LABELS.imageInspectError]).toBe('');
+    expect(after?.metadata?.annotations?.[ANNOTATIONS.imageInspectError]).toBe(refusal.message);
+    expect(refusal.message).toMatch(
+      /^registry evil\.example\.com is not in image\.config\.openshift\.io\/cluster allowedRegistries: the nodes would refuse to pull/,
+    );
+    const why = t.events.find((e) => e.message.startsWith(GIVE_UP_MESSAGES.refused));
+    expect(why?.type).toBe('Warning');
+    expect(why?.message).toContain(refusal.message);
+    expect(failures).toEqual([]);
+  });
+
+  it('asks for the operator-bundle probe for the images of an OLM bundle-unpack pod only', async () => {
+    const unpack = pod('unpack', 'olm')
+      .withLabels({ 'operatorframework.io/bundle-unpack-ref': 'abc' })
+      .withImages('r/bundle:1')
+      .withGate()
+      .build();
+    const ordinary = pod('app', 'olm').withImages('r/app:1').withGate().build();
+    const t = setup({ 'r/bundle:1': ['amd64'], 'r/app:1': ['amd64'] }, [unpack, ordinary]);
+    await t.reconciler.reconcile('olm/unpack', signal);
+    await t.reconciler.reconcile('olm/app', signal);
+    expect(t.inspector.probed).toEqual(['r/bundle:1']);
   });
 
   it('treats refused credentials and invalid references as permanent, 429 and 5xx as transient', async () => {

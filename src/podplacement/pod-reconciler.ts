@@ -14,6 +14,7 @@ import type { Logger } from '../runtime/index.js';
 import type { ReconcileResult } from '../runtime/index.js';
 import {
   Keyring,
+  PolicyRefusalError,
   classifyRegistryFailure,
   isAbort,
   resolveShortName,
@@ -108,6 +109,9 @@ export interface InspectionRecorder {
 
 export const DEFAULT_INSPECTION_DEADLINE_MS = 15_000;
 
+/** One image of a pod to inspect (imagesToInspect). */
+type ImageToInspect = ReturnType<typeof imagesToInspect>[number];
+
 /**
  * Registry hosts `images` are looked up on, each once: for a short name, every search registry it may be tried on
  * (`searchRegistries`, the cluster's containerRuntimeSearchRegistries), so a slow search registry holds back only its
@@ -198,7 +202,8 @@ export class PodReconciler {
     // little; it tells whether the cache answers every image, and then the pod needs no registry slot at all.
     const keyring = images.length > 0 ? await this.o.pullSecrets.keyringFor(pod, signal) : Keyring.empty;
     const needsRegistry = images.some(
-      ({ image, pullAlways }) => pullAlways || !(this.o.inspector.isCached?.(image, keyring) ?? false),
+      ({ image, pullAlways, probeOperatorBundle }) =>
+        pullAlways || !(this.o.inspector.isCached?.(image, keyring, { probeOperatorBundle }) ?? false),
     );
     let release: (() => void) | undefined;
     if (needsRegistry) {
@@ -244,7 +249,8 @@ export class PodReconciler {
     }
     if (this.o.onInspectionFailure)
       for (const [image, result] of inspection)
-        if ('error' in result && result.failure !== 'uninspected')
+        // Not a registry's failure when the operator did not ask it (update insights group these by registry).
+        if ('error' in result && result.failure !== 'uninspected' && result.failure !== 'refused')
           this.o.onInspectionFailure({ image, namespace, error: result.error });
     const plan = planPlacement({ pod, inspection, ...ctx, attempt: failures + 1 });
     if (plan.action === 'none') return;
@@ -296,7 +302,7 @@ export class PodReconciler {
   private async inspectRecorded(
     key: string,
     uid: string,
-    images: { image: string; pullAlways: boolean }[],
+    images: ImageToInspect[],
     keyring: Keyring,
     signal: AbortSignal,
     deadlineMs: number,
@@ -313,7 +319,7 @@ export class PodReconciler {
   }
 
   private async inspect(
-    images: { image: string; pullAlways: boolean }[],
+    images: ImageToInspect[],
     keyring: Keyring,
     signal: AbortSignal,
     deadlineMs: number,
@@ -328,13 +334,14 @@ export class PodReconciler {
     const attemptSignal = AbortSignal.any([signal, deadline.signal]);
     try {
       await Promise.all(
-        images.map(async ({ image, pullAlways }) => {
+        images.map(async ({ image, pullAlways, probeOperatorBundle }) => {
           const t0 = this.o.clock.now();
           try {
             const got = await this.o.inspector.inspect(image, {
               keyring,
               signal: attemptSignal,
               bypassCache: pullAlways,
+              probeOperatorBundle,
             });
             result.set(image, { archs: got.architectures });
           } catch (err) {
@@ -367,6 +374,7 @@ export class PodReconciler {
       };
     }
     const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof PolicyRefusalError) return { error: message, failure: 'refused' };
     return classifyRegistryFailure(err) === 'permanent'
       ? { error: `permanent error, not retried: ${message}`, failure: 'permanent' }
       : { error: message, failure: 'transient' };

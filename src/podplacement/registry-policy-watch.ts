@@ -21,7 +21,9 @@ import {
   IMAGE_CONFIG_NAME,
   additionalTrustedCAs,
   additionalTrustedCaName,
+  ClusterImagePolicies,
   ImageConfigs,
+  ImagePolicies,
   ImageContentSourcePolicies,
   ImageDigestMirrorSets,
   ImageTagMirrorSets,
@@ -35,6 +37,7 @@ import {
   type ImageConfig,
   type RegistryCaBundle,
   type RegistryPolicyObjects,
+  type SignaturePolicy,
 } from './registry-policy.js';
 
 /** The part of a shared informer this watch uses. */
@@ -96,6 +99,8 @@ export class RegistryPolicyWatch {
       imageTagMirrorSets: this.list(ImageTagMirrorSets),
       imageContentSourcePolicies: this.list(ImageContentSourcePolicies),
       imageConfigs: this.list(ImageConfigs) as ImageConfig[],
+      clusterImagePolicies: this.list(ClusterImagePolicies) as SignaturePolicy[],
+      imagePolicies: this.list(ImagePolicies) as SignaturePolicy[],
     };
     const next = clusterRegistryPolicy(objects, this.o.extraInsecureRegistries);
     const allowed = unenforcedAllowedRegistries(objects.imageConfigs).join(',');
@@ -104,7 +109,7 @@ export class RegistryPolicyWatch {
       if (allowed)
         this.o.logger.warn(
           { allowedRegistries: allowed },
-          'image.config.openshift.io/cluster sets allowedRegistries, which image inspection does not enforce; list the others in blockedRegistries to keep the operator from contacting them',
+          'image.config.openshift.io/cluster sets both allowedRegistries and blockedRegistries, which the Machine Config Operator refuses to apply to the nodes; image inspection enforces only blockedRegistries until one of them is removed',
         );
     }
     if (samePolicy(next, this.policy)) return;
@@ -116,6 +121,8 @@ export class RegistryPolicyWatch {
         insecureRegistries: next.insecureRegistries,
         blockedRegistries: next.blockedRegistries,
         searchRegistries: next.searchRegistries ?? [],
+        imagePolicyScopes: next.imageAdmission?.scopes.length ?? 0,
+        refusesUnlisted: next.imageAdmission?.defaultRequirement === 'reject',
       },
       'registry policy changed',
     );
@@ -348,6 +355,8 @@ export async function readRegistryTrust(
     imageTagMirrorSets: await list(ImageTagMirrorSets),
     imageContentSourcePolicies: await list(ImageContentSourcePolicies),
     imageConfigs: (await list(ImageConfigs)) as ImageConfig[],
+    clusterImagePolicies: (await list(ClusterImagePolicies)) as SignaturePolicy[],
+    imagePolicies: (await list(ImagePolicies)) as SignaturePolicy[],
   };
   return {
     policy: clusterRegistryPolicy(objects),

@@ -8,6 +8,7 @@ import {
   type ResourceType,
 } from '../runtime/index.js';
 import {
+  admissionVerdict,
   formatReference,
   parseImageReference,
   pullSources,
@@ -23,8 +24,11 @@ import {
   additionalTrustedCaHost,
   clusterRegistryPolicy,
   hostCaCertificatesOf,
+  samePolicy,
+  scopeNestedInside,
   servedKinds,
   type ImageConfig,
+  type SignaturePolicy,
   type ImageDigestMirrorSet,
   type RegistryPolicyObjects,
 } from './registry-policy.js';
@@ -508,5 +512,134 @@ describe('TrustedCaWatch: registry CAs follow the ConfigMap while the operator r
     const w = await started();
     await w.stop();
     expect(w.clock.pendingTimers()).toBe(0);
+  });
+});
+
+describe('imageAdmission: what the nodes’ policy.json refuses, from the cluster API', () => {
+  const verdict = (
+    objects: Partial<RegistryPolicyObjects>,
+    image: string,
+    namespace?: string,
+  ): { admitted: boolean; rule?: string; signedBy?: string[] } => {
+    const policy = clusterRegistryPolicy({ ...none, ...objects }).imageAdmission;
+    if (policy === undefined) return { admitted: true };
+    const v = admissionVerdict(parseImageReference(image), policy, namespace);
+    return v.admitted
+      ? {
+          admitted: true,
+          ...(v.signatureRequiredBy ? { signedBy: v.signatureRequiredBy.map((s) => s.rule) } : {}),
+        }
+      : { admitted: false, rule: v.rule };
+  };
+  const cip = (name: string, scopes: string[], policyType = 'PublicKey'): SignaturePolicy => ({
+    metadata: { name },
+    spec: { scopes, policy: { rootOfTrust: { policyType } } },
+  });
+  const ip = (namespace: string, name: string, scopes: string[]): SignaturePolicy => ({
+    metadata: { name, namespace },
+    spec: { scopes, policy: { rootOfTrust: { policyType: 'FulcioCAWithRekor' } } },
+  });
+  const allowed = (...r: string[]) => ({ imageConfigs: [imageConfig('cluster', { allowedRegistries: r })] });
+  const blocked = (...r: string[]) => ({ imageConfigs: [imageConfig('cluster', { blockedRegistries: r })] });
+
+  it.each<[string, Partial<RegistryPolicyObjects>, string, string | undefined, ReturnType<typeof verdict>]>([
+    ['no policy: everything admitted', {}, 'evil.example.com/app:1', undefined, { admitted: true }],
+    ['allowed registry', allowed('quay.io'), 'quay.io/a/b:1', undefined, { admitted: true }],
+    [
+      'a registry not in allowedRegistries',
+      allowed('quay.io'),
+      'evil.example.com/app:1',
+      undefined,
+      { admitted: false, rule: 'image.config.openshift.io/cluster allowedRegistries' },
+    ],
+    [
+      'a blocked registry',
+      blocked('evil.example.com'),
+      'evil.example.com/app:1',
+      undefined,
+      { admitted: false, rule: 'image.config.openshift.io/cluster blockedRegistries' },
+    ],
+    [
+      'both lists set (the MCO renders neither): only blockedRegistries is enforced',
+      {
+        imageConfigs: [
+          imageConfig('cluster', { allowedRegistries: ['quay.io'], blockedRegistries: ['bad.io'] }),
+        ],
+      },
+      'other.example.com/app:1',
+      undefined,
+      { admitted: true },
+    ],
+    [
+      'only the object named cluster counts',
+      { imageConfigs: [imageConfig('other', { allowedRegistries: ['quay.io'] })] },
+      'evil.example.com/app:1',
+      undefined,
+      { admitted: true },
+    ],
+    [
+      'a ClusterImagePolicy scope requires a signature (not verified: admitted, and said)',
+      { clusterImagePolicies: [cip('openshift', ['quay.io/openshift-release-dev/ocp-release'])] },
+      'quay.io/openshift-release-dev/ocp-release@' + DIGEST,
+      undefined,
+      { admitted: true, signedBy: ['ClusterImagePolicy openshift (policyType PublicKey)'] },
+    ],
+    [
+      'a ClusterImagePolicy under allowedRegistries',
+      { ...allowed('quay.io'), clusterImagePolicies: [cip('p', ['quay.io/signed'])] },
+      'quay.io/signed/app:1',
+      undefined,
+      { admitted: true, signedBy: ['ClusterImagePolicy p (policyType PublicKey)'] },
+    ],
+    [
+      'an ImagePolicy applies to pods of its namespace',
+      { imagePolicies: [ip('team-a', 'sig', ['quay.io/team'])] },
+      'quay.io/team/app:1',
+      'team-a',
+      { admitted: true, signedBy: ['ImagePolicy sig (policyType FulcioCAWithRekor) in namespace team-a'] },
+    ],
+    [
+      'an ImagePolicy does not apply to other namespaces',
+      { imagePolicies: [ip('team-a', 'sig', ['quay.io/team'])] },
+      'quay.io/team/app:1',
+      'team-b',
+      { admitted: true },
+    ],
+    [
+      'an ImagePolicy scope inside a ClusterImagePolicy scope is dropped, as the MCO does',
+      {
+        clusterImagePolicies: [cip('c', ['quay.io'])],
+        imagePolicies: [ip('team-a', 'sig', ['quay.io/team'])],
+      },
+      'quay.io/team/app:1',
+      'team-a',
+      { admitted: true, signedBy: ['ClusterImagePolicy c (policyType PublicKey)'] },
+    ],
+  ])('%s', (_name, objects, image, namespace, expected) => {
+    expect(verdict(objects, image, namespace)).toEqual(expected);
+  });
+
+  it('is part of the policy: a change of it is a change (the inspection cache forgets)', () => {
+    expect(
+      samePolicy(clusterRegistryPolicy({ ...none, ...allowed('quay.io') }), clusterRegistryPolicy(none)),
+    ).toBe(false);
+  });
+});
+
+describe('scopeNestedInside (the MCO’s ScopeIsNestedInsideScope)', () => {
+  it.each<[string, string, boolean]>([
+    ['quay.io', 'quay.io', true],
+    ['quay.io/team', 'quay.io', true],
+    ['quay.io.evil.com', 'quay.io', false],
+    ['quay.iox/team', 'quay.io', false],
+    ['a.example.com', '*.example.com', true],
+    ['*.a.example.com', '*.example.com', true],
+    ['a.example.com/team', '*.example.com', true],
+    ['a.example.com:5000', '*.example.com', true],
+    ['quay.io/bar.example.com', '*.example.com', false],
+    ['quay/bar.foo:400', '*.foo', false],
+    ['example.com', '*.example.com', false],
+  ])('%s inside %s: %s', (inner, outer, expected) => {
+    expect(scopeNestedInside(inner, outer)).toBe(expected);
   });
 });

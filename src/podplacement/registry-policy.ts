@@ -1,13 +1,16 @@
 // The cluster's registry policy for image inspection, from the objects OpenShift uses for it: ImageDigestMirrorSet,
 // ImageTagMirrorSet (config.openshift.io/v1), the legacy ImageContentSourcePolicy (operator.openshift.io/v1alpha1)
 // and `images.config.openshift.io/cluster` (spec.registrySources, whose containerRuntimeSearchRegistries say where
-// short names are looked for). Pure: the caller lists the objects; kinds the cluster does not serve are simply
-// absent. allowedRegistries is reported, not enforced (RegistryPolicy cannot say it).
+// short names are looked for), and what the nodes' policy.json would refuse (allowedRegistries, blockedRegistries,
+// ClusterImagePolicy and ImagePolicy signature scopes, as the Machine Config Operator writes them; imageAdmission).
+// Pure: the caller lists the objects; kinds the cluster does not serve are simply absent.
 import type { KubeObject, ResourceType } from '../runtime/index.js';
 import {
   registryHostKey,
   registryPolicyFrom,
+  type AdmissionScope,
   type HostCaCertificates,
+  type ImageAdmissionPolicy,
   type RegistryPolicy,
 } from '../registry/index.js';
 
@@ -41,6 +44,24 @@ export const ImageConfigs: ResourceType = {
   namespaced: false,
 };
 export const IMAGE_CONFIG_NAME = 'cluster';
+/**
+ * Sigstore signature policies (OpenShift 4.20+; the v1alpha1 of Technology Preview clusters is not read). The MCO
+ * writes them to the nodes' policy.json; ImagePolicy only to the policy file of its namespace.
+ */
+export const ClusterImagePolicies: ResourceType = {
+  group: 'config.openshift.io',
+  version: 'v1',
+  plural: 'clusterimagepolicies',
+  kind: 'ClusterImagePolicy',
+  namespaced: false,
+};
+export const ImagePolicies: ResourceType = {
+  group: 'config.openshift.io',
+  version: 'v1',
+  plural: 'imagepolicies',
+  kind: 'ImagePolicy',
+  namespaced: true,
+};
 
 /** Every kind the policy is read from, in a fixed order. */
 export const REGISTRY_POLICY_KINDS: readonly ResourceType[] = [
@@ -48,6 +69,8 @@ export const REGISTRY_POLICY_KINDS: readonly ResourceType[] = [
   ImageTagMirrorSets,
   ImageContentSourcePolicies,
   ImageConfigs,
+  ClusterImagePolicies,
+  ImagePolicies,
 ];
 
 interface MirrorEntry {
@@ -78,6 +101,11 @@ export interface ImageConfig extends KubeObject {
   };
 }
 
+/** ClusterImagePolicy or ImagePolicy (config.openshift.io/v1), as far as the admission decision reads it. */
+export interface SignaturePolicy extends KubeObject {
+  spec?: { scopes?: string[]; policy?: { rootOfTrust?: { policyType?: string } } };
+}
+
 /** Where OpenShift looks for the ConfigMap named by `spec.additionalTrustedCA` of image.config.openshift.io/cluster. */
 export const ADDITIONAL_TRUSTED_CA_NAMESPACE = 'openshift-config';
 
@@ -88,6 +116,10 @@ export interface RegistryPolicyObjects {
   readonly imageContentSourcePolicies: readonly ImageContentSourcePolicy[];
   /** Objects of ImageConfigs; all but `cluster` are ignored, as OpenShift does. */
   readonly imageConfigs: readonly ImageConfig[];
+  /** Default: none. */
+  readonly clusterImagePolicies?: readonly SignaturePolicy[];
+  /** Of every namespace. Default: none. */
+  readonly imagePolicies?: readonly SignaturePolicy[];
 }
 
 /**
@@ -102,7 +134,12 @@ export function clusterRegistryPolicy(
     [...list].sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
   const sources = objects.imageConfigs.find((c) => c.metadata?.name === IMAGE_CONFIG_NAME)?.spec
     ?.registrySources;
-  return registryPolicyFrom({
+  const imageAdmission = imageAdmissionPolicy(
+    sources,
+    byName(objects.clusterImagePolicies ?? []),
+    byName(objects.imagePolicies ?? []),
+  );
+  const policy = registryPolicyFrom({
     imageDigestMirrorSets: byName(objects.imageDigestMirrorSets),
     imageTagMirrorSets: byName(objects.imageTagMirrorSets),
     imageContentSourcePolicies: byName(objects.imageContentSourcePolicies),
@@ -112,14 +149,85 @@ export function clusterRegistryPolicy(
     // normalisation, though that base file lists registry.access.redhat.com before docker.io.
     searchRegistries: sources?.containerRuntimeSearchRegistries ?? [],
   });
+  return imageAdmission === undefined ? policy : { ...policy, imageAdmission };
 }
 
-/** allowedRegistries of the cluster image config, which this operator does not enforce (empty when unset). */
+const ALLOWED_RULE = `image.config.openshift.io/${IMAGE_CONFIG_NAME} allowedRegistries`;
+const BLOCKED_RULE = `image.config.openshift.io/${IMAGE_CONFIG_NAME} blockedRegistries`;
+
+/**
+ * True when policy scope `inner` lies inside scope `outer` (equal, a repository or namespace under it, or a host
+ * under a `*.domain` wildcard), as the MCO decides it (runtime-utils ScopeIsNestedInsideScope). String operations
+ * only.
+ */
+export function scopeNestedInside(inner: string, outer: string): boolean {
+  if (inner === outer) return true;
+  if (inner.length > outer.length && inner.startsWith(outer) && inner[outer.length] === '/') return true;
+  if (!outer.startsWith('*.')) return false;
+  const colon = inner.indexOf(':');
+  if (colon >= 0) {
+    const host = inner.slice(0, colon);
+    return host.endsWith(outer.slice(1)) && !host.includes('/');
+  }
+  const slash = inner.indexOf('/');
+  return (slash < 0 ? inner : inner.slice(0, slash)).endsWith(outer.slice(1));
+}
+
+/**
+ * The nodes' policy.json as the MCO writes it from the cluster image config and the signature policies, or
+ * undefined when it accepts everything. allowedRegistries: everything else is refused; blockedRegistries: each is
+ * refused (the MCO refuses to render both at once, so the nodes keep their previous policy: then only the blocked
+ * ones are enforced here, as mirrors.ts always did); each ClusterImagePolicy scope needs a signature, and each
+ * ImagePolicy scope in its own namespace unless it lies inside a ClusterImagePolicy scope (the MCO drops it then).
+ */
+export function imageAdmissionPolicy(
+  sources: NonNullable<ImageConfig['spec']>['registrySources'],
+  clusterImagePolicies: readonly SignaturePolicy[],
+  imagePolicies: readonly SignaturePolicy[],
+): ImageAdmissionPolicy | undefined {
+  const allowed = sources?.allowedRegistries ?? [];
+  const blocked = sources?.blockedRegistries ?? [];
+  const enforceAllowed = allowed.length > 0 && blocked.length === 0;
+  const scopes: AdmissionScope[] = [];
+  if (enforceAllowed)
+    for (const scope of allowed) scopes.push({ scope, requirement: 'accept', rule: ALLOWED_RULE });
+  for (const scope of blocked) scopes.push({ scope, requirement: 'reject', rule: BLOCKED_RULE });
+  const clusterScopes: string[] = [];
+  const signed = (kind: string, p: SignaturePolicy): string => {
+    const type = p.spec?.policy?.rootOfTrust?.policyType;
+    return `${kind} ${p.metadata?.name ?? ''}${type ? ` (policyType ${type})` : ''}`;
+  };
+  for (const p of clusterImagePolicies)
+    for (const scope of p.spec?.scopes ?? []) {
+      clusterScopes.push(scope);
+      scopes.push({ scope, requirement: 'signed', rule: signed('ClusterImagePolicy', p) });
+    }
+  for (const p of imagePolicies) {
+    const namespace = p.metadata?.namespace;
+    if (!namespace) continue;
+    for (const scope of p.spec?.scopes ?? []) {
+      if (clusterScopes.some((outer) => scopeNestedInside(scope, outer))) continue;
+      scopes.push({
+        scope,
+        requirement: 'signed',
+        rule: `${signed('ImagePolicy', p)} in namespace ${namespace}`,
+        namespace,
+      });
+    }
+  }
+  if (scopes.length === 0) return undefined;
+  return enforceAllowed
+    ? { defaultRequirement: 'reject', defaultRule: ALLOWED_RULE, scopes }
+    : { defaultRequirement: 'accept', scopes };
+}
+
+/**
+ * allowedRegistries the nodes' policy may not hold (empty when unset): set together with blockedRegistries, which
+ * the MCO refuses to render, so this operator enforces only the blocked ones.
+ */
 export function unenforcedAllowedRegistries(imageConfigs: readonly ImageConfig[]): readonly string[] {
-  return (
-    imageConfigs.find((c) => c.metadata?.name === IMAGE_CONFIG_NAME)?.spec?.registrySources
-      ?.allowedRegistries ?? []
-  );
+  const sources = imageConfigs.find((c) => c.metadata?.name === IMAGE_CONFIG_NAME)?.spec?.registrySources;
+  return (sources?.blockedRegistries ?? []).length > 0 ? (sources?.allowedRegistries ?? []) : [];
 }
 
 /** The ConfigMap name in `spec.additionalTrustedCA` of the cluster image config (undefined when unset). */

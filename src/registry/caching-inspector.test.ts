@@ -57,6 +57,23 @@ describe('CachingInspector', () => {
     expect(inner.calls).toHaveLength(2);
   });
 
+  it('keeps a bundle-probed answer apart: an unpack pod never gets the narrower unprobed answer', async () => {
+    const inner = new ScriptedInspector();
+    inner.answer = async (image) => inspection(image, ['arm64', 'ppc64le']);
+    const cache = new CachingInspector(inner);
+    await cache.inspect('quay.io/op/bundle:1');
+    expect(cache.isCached('quay.io/op/bundle:1', Keyring.empty)).toBe(true);
+    expect(cache.isCached('quay.io/op/bundle:1', Keyring.empty, { probeOperatorBundle: true })).toBe(false);
+    inner.answer = async (image) => inspection(image, ['amd64', 'arm64', 'ppc64le', 's390x']);
+    const probed = await cache.inspect('quay.io/op/bundle:1', { probeOperatorBundle: true });
+    expect(probed.architectures).toEqual(['amd64', 'arm64', 'ppc64le', 's390x']);
+    expect(inner.calls.map((c) => c.options.probeOperatorBundle === true)).toEqual([false, true]);
+    // Both answers stay cached, each for its own kind of caller.
+    await cache.inspect('quay.io/op/bundle:1', { probeOperatorBundle: true });
+    await cache.inspect('quay.io/op/bundle:1');
+    expect(inner.calls).toHaveLength(2);
+  });
+
   it('keys entries by credentials: a pod without them never sees a result obtained with them', async () => {
     const inner = new ScriptedInspector();
     const cache = new CachingInspector(inner, { now: new FakeClock().now });

@@ -118,15 +118,22 @@ export class CachingInspector implements ImageInspector {
     });
   }
 
-  /** Cache key: image string and credential fingerprint (a hash, so no secret material is kept in keys). */
-  static keyOf(image: string, keyring: Keyring): string {
-    return `${keyring.fingerprint}\0${image}`;
+  /**
+   * Cache key: image string and credential fingerprint (a hash, so no secret material is kept in keys), and whether
+   * an index of several platforms was probed for an operator bundle (a probed answer may be wider).
+   */
+  static keyOf(image: string, keyring: Keyring, probeOperatorBundle = false): string {
+    return `${keyring.fingerprint}\0${probeOperatorBundle ? 'bundle-probe' : 'plain'}\0${image}`;
   }
 
   async inspect(image: string, options: InspectOptions = {}): Promise<ImageInspection> {
     if (options.bypassCache === true) return this.inner.inspect(image, options);
     const started = this.now();
-    const key = CachingInspector.keyOf(image, options.keyring ?? Keyring.empty);
+    const key = CachingInspector.keyOf(
+      image,
+      options.keyring ?? Keyring.empty,
+      options.probeOperatorBundle === true,
+    );
     const entry = this.entries.get(key);
     if (entry !== undefined) {
       this.metrics?.observeHit((this.now() - started) / 1000);
@@ -166,8 +173,8 @@ export class CachingInspector implements ImageInspector {
   }
 
   /** Whether inspect() would answer from the cache (a live entry, success or failure), with no registry request. */
-  isCached(image: string, keyring: Keyring): boolean {
-    return this.entries.has(CachingInspector.keyOf(image, keyring));
+  isCached(image: string, keyring: Keyring, options?: Pick<InspectOptions, 'probeOperatorBundle'>): boolean {
+    return this.entries.has(CachingInspector.keyOf(image, keyring, options?.probeOperatorBundle === true));
   }
 
   /**

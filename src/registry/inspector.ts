@@ -18,6 +18,13 @@ export interface InspectOptions {
    * pod, so one pod with many images cannot take every registry slot.
    */
   readonly concurrencyGroup?: object;
+  /**
+   * Also probe an index of several platforms for an operator bundle (its first runnable manifest and that one's
+   * config: two requests, remembered per manifest digest), as MTO does for every index. For the images of OLM's
+   * bundle-unpack pods, the only pods that run bundles; an index of one platform is probed either way.
+   * Default: false.
+   */
+  readonly probeOperatorBundle?: boolean;
 }
 
 export interface ImageInspection {
@@ -52,5 +59,5 @@ export interface ImageInspector {
    * Whether inspect() with `keyring` would be answered from a cache, without a registry request. Optional: an
    * inspector without a cache leaves it out (every inspection goes to the registry).
    */
-  isCached?(image: string, keyring: Keyring): boolean;
+  isCached?(image: string, keyring: Keyring, options?: Pick<InspectOptions, 'probeOperatorBundle'>): boolean;
 }

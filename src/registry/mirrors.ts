@@ -4,6 +4,7 @@
 // says NeverContactSource. Blocked registries refuse the reference (a blocked mirror is skipped); insecure
 // registries are reached without TLS verification. Pure: the caller reads the policy objects from the cluster.
 import { RegistryError } from './errors.js';
+import type { ImageAdmissionPolicy } from './image-admission.js';
 import type { RepositoryLocation } from './distribution-client.js';
 import { referenceName, type ImageReference } from './reference.js';
 
@@ -29,6 +30,11 @@ export interface RegistryPolicy {
    * `unqualified-search-registries`). Absent or empty: Docker Hub, by Docker's normalisation (short-names.ts).
    */
   readonly searchRegistries?: readonly string[];
+  /**
+   * What the nodes' policy.json would refuse (allowedRegistries, blockedRegistries, image signature policies;
+   * image-admission.ts): a refused image is not inspected. Absent: the nodes accept anything.
+   */
+  readonly imageAdmission?: ImageAdmissionPolicy;
 }
 
 export const emptyRegistryPolicy: RegistryPolicy = {

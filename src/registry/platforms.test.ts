@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   architecturesOf,
+  bundleProbeTarget,
   defaultMaxIndexEntries,
   factsOfConfig,
   isValidPlatformName,
   normalizeArchitecture,
   readIndex,
+  type ImagePlatform,
 } from './platforms.js';
 
 const digest = (n: number): string => `sha256:${String(n).repeat(64).slice(0, 64)}`;
@@ -155,5 +157,28 @@ describe('hostile and MTO-fidelity index entries', () => {
     expect(factsOfConfig({ architecture: 'arm', os: 'linux', variant: '<v7>' }, 'x').variant).toBeUndefined();
     const labelsOnPrototype = JSON.parse('{"architecture":"amd64","config":{"Labels":{"__proto__":{}}}}');
     expect(factsOfConfig(labelsOnPrototype, 'x').operatorBundle).toBe(false);
+  });
+});
+
+describe('bundleProbeTarget', () => {
+  const p = (architecture: string, n: number): ImagePlatform => ({
+    os: 'linux',
+    architecture,
+    variant: undefined,
+    digest: digest(n),
+  });
+  it.each<[string, ImagePlatform[], boolean, ImagePlatform | undefined]>([
+    ['one platform: always probed (how a bundle usually looks)', [p('amd64', 1)], false, p('amd64', 1)],
+    ['one platform, probe asked', [p('amd64', 1)], true, p('amd64', 1)],
+    ['several platforms: not probed for ordinary pods', [p('amd64', 1), p('arm64', 2)], false, undefined],
+    [
+      'several platforms, probe asked: the first runnable entry, as MTO',
+      [p('arm64', 2), p('amd64', 1)],
+      true,
+      p('arm64', 2),
+    ],
+    ['no runnable entry: nothing to probe', [], true, undefined],
+  ])('%s', (_name, platforms, probe, expected) => {
+    expect(bundleProbeTarget(platforms, probe)).toEqual(expected);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { DistributionClient, FetchedManifest } from './distribution-client.js';
 import { RegistryError } from './errors.js';
 import { Keyring } from './keyring.js';
-import { RegistryInspector } from './registry-inspector.js';
+import { bundleVerdictBytes, RegistryInspector } from './registry-inspector.js';
 
 const indexType = 'application/vnd.oci.image.index.v1+json';
 
@@ -214,5 +214,166 @@ describe('RegistryInspector short names', () => {
     const qualified = await inspectorFor(client, ['first.io']).inspect('quay.io/team/app:1');
     expect(qualified.shortName).toBeUndefined();
     expect(client.asked).toEqual(['docker.io/library/nginx', 'quay.io/team/app']);
+  });
+});
+
+/**
+ * A registry of one repository whose documents the test writes: tags and digests -> manifests, digests -> config
+ * blobs. Counts the requests it answers, as a registry's access log would.
+ */
+class ScriptedClient {
+  readonly requests: string[] = [];
+  private readonly manifests = new Map<string, FetchedManifest>();
+  private readonly blobs = new Map<string, Buffer>();
+
+  /** An index of `children` (each a manifest digest and its architecture) under tag `tag`. */
+  index(tag: string, digest: string, children: [string, string][]): void {
+    const json = {
+      manifests: children.map(([d, architecture]) => ({
+        digest: d,
+        platform: { os: 'linux', architecture },
+      })),
+    };
+    this.manifests.set(tag, { mediaType: indexType, kind: 'index', digest, body: Buffer.from(''), json });
+  }
+
+  /** A single manifest `digest` whose config `configDigest` holds `config`. */
+  manifest(digest: string, configDigest: string, config: object): void {
+    const body = Buffer.from(JSON.stringify(config));
+    this.blobs.set(configDigest, body);
+    this.manifests.set(digest, {
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      kind: 'manifest',
+      digest,
+      body: Buffer.from(''),
+      json: { config: { digest: configDigest, size: body.length } },
+    });
+  }
+
+  getManifest(_location: unknown, reference: string): Promise<FetchedManifest> {
+    this.requests.push(`manifest ${reference}`);
+    const found = this.manifests.get(reference);
+    return found
+      ? Promise.resolve(found)
+      : Promise.reject(new RegistryError('TESSERA_REGISTRY_NOT_FOUND', `${reference} not found`));
+  }
+
+  getBlob(_location: unknown, digest: string): Promise<Buffer> {
+    this.requests.push(`blob ${digest}`);
+    const found = this.blobs.get(digest);
+    return found
+      ? Promise.resolve(found)
+      : Promise.reject(new RegistryError('TESSERA_REGISTRY_NOT_FOUND', `${digest} not found`));
+  }
+
+  async close(): Promise<void> {}
+}
+
+describe('RegistryInspector: operator bundles published as indexes', () => {
+  const d = (c: string): string => `sha256:${c.repeat(64)}`;
+  const bundleLabels = { 'operators.operatorframework.io.bundle.package.v1': 'p' };
+  /** A bundle index of two platforms (`bundle:1`), an ordinary two-platform index (`app:1`), one-platform indexes. */
+  function registry(): ScriptedClient {
+    const client = new ScriptedClient();
+    client.manifest(d('1'), d('a'), { architecture: 'arm64', os: 'linux', config: { Labels: bundleLabels } });
+    client.manifest(d('2'), d('b'), {
+      architecture: 'ppc64le',
+      os: 'linux',
+      config: { Labels: bundleLabels },
+    });
+    client.index('bundle', d('3'), [
+      [d('1'), 'arm64'],
+      [d('2'), 'ppc64le'],
+    ]);
+    client.manifest(d('4'), d('c'), { architecture: 'amd64', os: 'linux', config: {} });
+    client.manifest(d('5'), d('e'), { architecture: 'arm64', os: 'linux', config: {} });
+    client.index('app', d('6'), [
+      [d('4'), 'amd64'],
+      [d('5'), 'arm64'],
+    ]);
+    client.index('single-bundle', d('7'), [[d('1'), 'arm64']]);
+    // Hostile: an index whose first entry is another index (listed by digest): one level is read, never more.
+    client.index(d('6'), d('6'), [
+      [d('4'), 'amd64'],
+      [d('5'), 'arm64'],
+    ]);
+    client.index('nested', d('f'), [
+      [d('6'), 'amd64'],
+      [d('5'), 'arm64'],
+    ]);
+    client.index('single-app', d('8'), [[d('4'), 'amd64']]);
+    return client;
+  }
+  const all = ['amd64', 'arm64', 'ppc64le', 's390x'];
+
+  it.each<[string, boolean, readonly string[], number]>([
+    // [tag, probe asked, architectures, requests]
+    ['bundle', true, all, 3],
+    ['bundle', false, ['arm64', 'ppc64le'], 1],
+    ['app', true, ['amd64', 'arm64'], 3],
+    ['app', false, ['amd64', 'arm64'], 1],
+    ['single-bundle', false, all, 3],
+    ['single-app', false, ['amd64'], 3],
+    ['nested', true, ['amd64', 'arm64'], 2],
+  ])('%s (probe %s): %j in %i requests', async (tag, probe, architectures, requests) => {
+    const client = registry();
+    const inspector = new RegistryInspector({ client: client as unknown as DistributionClient });
+    const result = await inspector.inspect(`registry.example.io/team/x:${tag}`, {
+      probeOperatorBundle: probe,
+    });
+    expect(result.architectures).toEqual(architectures);
+    expect(result.operatorBundle).toBe(architectures === all);
+    expect(client.requests).toHaveLength(requests);
+  });
+
+  it('remembers a probe per manifest digest: once known, a bundle index costs one request, probed or not', async () => {
+    const client = registry();
+    const inspector = new RegistryInspector({ client: client as unknown as DistributionClient });
+    await inspector.inspect('registry.example.io/team/x:bundle', { probeOperatorBundle: true });
+    expect(client.requests).toHaveLength(3);
+    const again = await inspector.inspect('registry.example.io/team/x:bundle', { probeOperatorBundle: true });
+    // An ordinary pod of the same bundle gets the same answer, for free.
+    const plain = await inspector.inspect('registry.example.io/team/x:bundle');
+    // Another index whose first entry is that manifest needs no probe either.
+    const single = await inspector.inspect('registry.example.io/team/x:single-bundle');
+    expect([again, plain, single].map((r) => r.architectures)).toEqual([all, all, all]);
+    expect(client.requests).toEqual([
+      `manifest bundle`,
+      `manifest ${d('1')}`,
+      `blob ${d('a')}`,
+      `manifest bundle`,
+      `manifest bundle`,
+      `manifest single-bundle`,
+    ]);
+  });
+
+  it('does not remember a probe that failed: the index answers with its platforms, and the next probe asks again', async () => {
+    const client = new ScriptedClient();
+    client.index('broken', d('9'), [
+      [d('1'), 'arm64'],
+      [d('2'), 'ppc64le'],
+    ]);
+    const inspector = new RegistryInspector({ client: client as unknown as DistributionClient });
+    const first = await inspector.inspect('registry.example.io/team/x:broken', { probeOperatorBundle: true });
+    expect(first.architectures).toEqual(['arm64', 'ppc64le']);
+    client.manifest(d('1'), d('a'), { architecture: 'arm64', os: 'linux', config: { Labels: bundleLabels } });
+    const second = await inspector.inspect('registry.example.io/team/x:broken', {
+      probeOperatorBundle: true,
+    });
+    expect(second.architectures).toEqual(all);
+  });
+
+  it('keeps the memory within its byte budget, forgetting the least recently used digests', async () => {
+    const client = registry();
+    const inspector = new RegistryInspector({
+      client: client as unknown as DistributionClient,
+      maxBundleVerdictBytes: bundleVerdictBytes(d('1')),
+    });
+    await inspector.inspect('registry.example.io/team/x:bundle', { probeOperatorBundle: true });
+    await inspector.inspect('registry.example.io/team/x:app', { probeOperatorBundle: true });
+    client.requests.length = 0;
+    // Room for one digest: the app's first entry evicted the bundle's, so the bundle is probed again.
+    await inspector.inspect('registry.example.io/team/x:bundle', { probeOperatorBundle: true });
+    expect(client.requests).toHaveLength(3);
   });
 });

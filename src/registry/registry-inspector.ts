@@ -1,14 +1,17 @@
 // The bottom inspection layer: asks the registry. A short name (no registry) becomes the candidates the node's
-// runtime would pull (short-names.ts), tried in order. For each pull source (mirrors first, per the registry
-// policy) it tries each credential the keyring matches for that source, kubelet-style (no anonymous fallback
-// once credentials match), reads the manifest and, for a single manifest, its config blob. Not cached: wrap
-// it in CachingInspector. Owns its DistributionClient unless one is passed in; call close() when done.
+// runtime would pull (short-names.ts), tried in order. A reference the nodes' image policy refuses is not inspected
+// (image-admission.ts: no request). For each pull source (mirrors first, per the registry policy) it tries each
+// credential the keyring matches for that source, kubelet-style (no anonymous fallback once credentials match),
+// reads the manifest and, for a single manifest, its config blob; an index is probed for an operator bundle as
+// bundleProbeTarget says, the answer remembered per manifest digest. Not cached: wrap it in CachingInspector. Owns its DistributionClient unless one is passed in; call close() when done.
 // Documents are reduced to the fields the placement needs as soon as they are parsed (the platforms of an index,
 // the config descriptor of a manifest, the platform facts of a config), so no parsed document is held while
 // another request is awaited.
+import { LRUCache } from 'lru-cache';
 import { KeyedConcurrencyLimit } from './concurrency-limit.js';
 import { DistributionClient, type DistributionClientOptions } from './distribution-client.js';
 import { isAnonymousCredential, type RegistryCredential } from './docker-config.js';
+import { assertAdmitted } from './image-admission.js';
 import { InvalidArgumentError } from '../runtime/light.js';
 import { isAbort, RegistryError } from './errors.js';
 import type { RedirectPolicy } from './redirect-policy.js';
@@ -24,6 +27,7 @@ import {
 import {
   allArchitectures,
   architecturesOf,
+  bundleProbeTarget,
   configDescriptorOf,
   defaultMaxIndexEntries,
   factsOfConfig,
@@ -57,9 +61,15 @@ export interface RegistryInspectorOptions extends DistributionClientOptions {
   readonly maxConfigBytes?: number;
   /**
    * Read the runnable manifest of a single-platform index (and its config) to recognise an operator bundle
-   * published as an index, as MTO does: two more requests for such an index. Default: true.
+   * published as an index, as MTO does: two more requests for such an index, once per manifest digest (and of an
+   * index of several platforms when the caller asks, InspectOptions.probeOperatorBundle). False: never. Default: true.
    */
   readonly probeIndexForBundle?: boolean;
+  /**
+   * Estimated bytes of the per-digest memory of bundle probes (a manifest's digest -> whether it is a bundle);
+   * least recently used answers are forgotten first. Default: 1 MiB (some 4,000 digests).
+   */
+  readonly maxBundleVerdictBytes?: number;
   /** Most entries an index may list; larger ones fail with TESSERA_REGISTRY_TOO_LARGE. Default: 1000. */
   readonly maxIndexEntries?: number;
   /**
@@ -92,6 +102,12 @@ export class RegistryInspector implements ImageInspector {
   private readonly maxConfigBytes: number;
   private readonly maxIndexEntries: number;
   private readonly probeIndexForBundle: boolean;
+  /**
+   * Whether a manifest (by digest) is an operator bundle, from earlier probes. Content-addressed (the manifest and
+   * its config are verified against their digests), so the answer holds for every registry, mirror and credential,
+   * and never expires; bounded by bytes.
+   */
+  private readonly bundleVerdicts: LRUCache<string, boolean>;
   private readonly jsonBudgets: RegistryJsonBudgets;
   private readonly allSlots: KeyedConcurrencyLimit;
   private readonly perCallerLimit: number;
@@ -105,6 +121,16 @@ export class RegistryInspector implements ImageInspector {
     this.maxConfigBytes = options.maxConfigBytes ?? 8 * 1024 * 1024;
     this.maxIndexEntries = options.maxIndexEntries ?? defaultMaxIndexEntries;
     this.probeIndexForBundle = options.probeIndexForBundle ?? true;
+    const verdictBytes = options.maxBundleVerdictBytes ?? 1024 * 1024;
+    if (!Number.isInteger(verdictBytes) || verdictBytes < 1)
+      throw new InvalidArgumentError(
+        'maxBundleVerdictBytes',
+        `must be a positive integer, not ${verdictBytes}`,
+      );
+    this.bundleVerdicts = new LRUCache<string, boolean>({
+      maxSize: verdictBytes,
+      sizeCalculation: (_verdict, digest) => bundleVerdictBytes(digest),
+    });
     this.jsonBudgets = registryJsonBudgets(options.jsonBudgets);
     const all = options.maxConcurrentInspections ?? 32;
     const perCaller = options.maxConcurrentInspectionsPerCaller ?? 4;
@@ -151,7 +177,7 @@ export class RegistryInspector implements ImageInspector {
     const { rule, candidates } = resolveShortName(image, policy.searchRegistries ?? []);
     if (rule !== 'search-registries') {
       const [ref] = candidates as [ImageReference];
-      const inspection = await this.inspectReference(ref, policy, keyring, options.signal);
+      const inspection = await this.inspectReference(ref, policy, keyring, options);
       if (rule === 'qualified') return inspection;
       return {
         ...inspection,
@@ -170,7 +196,7 @@ export class RegistryInspector implements ImageInspector {
     let lastError: unknown;
     for (const [i, ref] of candidates.entries()) {
       try {
-        const inspection = await this.inspectReference(ref, policy, keyring, options.signal);
+        const inspection = await this.inspectReference(ref, policy, keyring, options);
         const rest = candidates
           .slice(i + 1)
           .map((c) => ({ reference: formatReference(c), outcome: 'not-tried' as const }));
@@ -203,8 +229,10 @@ export class RegistryInspector implements ImageInspector {
     ref: ImageReference,
     policy: RegistryPolicy,
     keyring: Keyring,
-    signal: AbortSignal | undefined,
+    options: InspectOptions,
   ): Promise<ImageInspection> {
+    // As CRI-O: the nodes' policy.json judges the reference as the pod names it, before any mirror is chosen.
+    assertAdmitted(ref, policy.imageAdmission);
     // Redirect targets may use plain http or unverified TLS only when they are insecure registries themselves.
     const sources = pullSources(ref, policy).map((s) => ({
       ...s,
@@ -217,7 +245,7 @@ export class RegistryInspector implements ImageInspector {
           ref,
           source,
           keyring.lookup(`${source.registry}/${source.repository}`),
-          signal,
+          options,
         );
       } catch (err) {
         if (!(err instanceof RegistryError) || err.code === 'TESSERA_REGISTRY_ABORTED') throw err;
@@ -248,7 +276,7 @@ export class RegistryInspector implements ImageInspector {
     ref: ImageReference,
     source: PullSource,
     credentials: readonly RegistryCredential[],
-    signal: AbortSignal | undefined,
+    options: InspectOptions,
   ): Promise<ImageInspection> {
     // An entry without user name and password matched like any other, and is tried anonymously in its turn.
     const attempts: (RegistryCredential | undefined)[] =
@@ -258,7 +286,7 @@ export class RegistryInspector implements ImageInspector {
     let lastUnauthorized: RegistryError | undefined;
     for (const credential of attempts) {
       try {
-        return await this.inspectWith(ref, source, credential, signal);
+        return await this.inspectWith(ref, source, credential, options);
       } catch (err) {
         // Like the kubelet, move on to the next matching credential only when this one was refused.
         if (err instanceof RegistryError && err.code === 'TESSERA_REGISTRY_UNAUTHORIZED') {
@@ -285,8 +313,9 @@ export class RegistryInspector implements ImageInspector {
     ref: ImageReference,
     source: PullSource,
     credential: RegistryCredential | undefined,
-    signal: AbortSignal | undefined,
+    options: InspectOptions,
   ): Promise<ImageInspection> {
+    const signal = options.signal;
     const what = formatReference(ref);
     const manifest = await this.readManifest(source, manifestReference(ref), credential, what, signal);
     const common = {
@@ -297,14 +326,16 @@ export class RegistryInspector implements ImageInspector {
     };
     if (manifest.kind === 'index') {
       const { platforms, skipped } = manifest;
-      // Like MTO: an operator bundle published as an index is recognised by the config of its runnable manifest,
-      // and then counts as every architecture. A bundle is built FROM scratch for one platform, so only an index
-      // that lists a single platform (attestations aside) is probed: an index of several platforms answers with
-      // them, and multi-architecture images cost no extra requests (MTO probes every index).
-      const first = platforms.length === 1 ? platforms[0] : undefined;
-      let operatorBundle = false;
-      if (first !== undefined && this.probeIndexForBundle)
-        operatorBundle = await this.isBundle(source, first.digest, credential, what, signal);
+      // Like MTO: an operator bundle published as an index is recognised by the config of its first runnable
+      // manifest, and then counts as every architecture. Which indexes are probed: bundleProbeTarget. A manifest
+      // already probed (for any image, registry or credential) costs nothing, probed or not.
+      const target = this.probeIndexForBundle
+        ? bundleProbeTarget(platforms, options.probeOperatorBundle === true)
+        : undefined;
+      const known = platforms[0] === undefined ? undefined : this.bundleVerdicts.get(platforms[0].digest);
+      const operatorBundle =
+        known ??
+        (target === undefined ? false : await this.isBundle(source, target.digest, credential, what, signal));
       return {
         ...common,
         kind: 'index',
@@ -348,8 +379,12 @@ export class RegistryInspector implements ImageInspector {
   ): Promise<boolean> {
     try {
       const child = await this.readManifest(source, digest, credential, what, signal);
-      if (child.kind !== 'manifest') return false;
-      return (await this.configFacts(child.config, source, credential, what, signal)).operatorBundle;
+      const bundle =
+        child.kind === 'manifest' &&
+        (await this.configFacts(child.config, source, credential, what, signal)).operatorBundle;
+      // Only an answer is remembered: a failed probe may succeed next time.
+      this.bundleVerdicts.set(digest, bundle);
+      return bundle;
     } catch (err) {
       if (isAbort(err) || !(err instanceof RegistryError)) throw err;
       return false;
@@ -419,4 +454,9 @@ export class RegistryInspector implements ImageInspector {
   async close(): Promise<void> {
     if (this.ownsClient) await this.client.close();
   }
+}
+
+/** Estimated heap bytes of one remembered bundle verdict: the digest (UTF-16) and the LRU's bookkeeping. */
+export function bundleVerdictBytes(digest: string): number {
+  return 128 + digest.length * 2;
 }

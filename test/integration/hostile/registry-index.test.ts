@@ -78,6 +78,41 @@ describe('MTO fidelity against a real registry', () => {
     expect(result.architectures).toEqual([...allArchitectures]);
   });
 
+  it('counts a bundle published as an index of several platforms as every architecture when asked, once per digest', async () => {
+    const children = (['arm64', 'ppc64le'] as const).map((architecture) =>
+      singleImage({ platform: { architecture }, labels: bundleLabels, salt: `multi-bundle-${architecture}` }),
+    );
+    const index = indexOver(
+      children.map((child, i) => [
+        child,
+        { platform: { os: 'linux', architecture: i === 0 ? 'arm64' : 'ppc64le' } },
+      ]),
+    );
+    await registry.pushImage('team/multi-bundle', 'v1', index);
+    const image = `${registry.host}/team/multi-bundle:v1`;
+    const gets = (): string[] =>
+      registry
+        .accessLog()
+        .filter((e) => e.method === 'GET' && e.path.startsWith('/v2/team/multi-bundle/'))
+        .map((e) => e.path.replace('/v2/team/multi-bundle/', '').split('/')[0] ?? '');
+    const fresh = new RegistryInspector({ caCertificates: [registry.caCertPem], retry: { maxRetries: 0 } });
+    try {
+      // An ordinary pod: the index's platforms, one request.
+      expect((await fresh.inspect(image)).architectures).toEqual(['arm64', 'ppc64le']);
+      expect(gets()).toEqual(['manifests']);
+      // An OLM unpack pod: the first runnable manifest and its config say bundle.
+      const probed = await fresh.inspect(image, { probeOperatorBundle: true });
+      expect(probed.operatorBundle).toBe(true);
+      expect(probed.architectures).toEqual([...allArchitectures]);
+      expect(gets()).toEqual(['manifests', 'manifests', 'manifests', 'blobs']);
+      // Remembered by digest: any later inspection of it costs the index alone.
+      expect((await fresh.inspect(image)).architectures).toEqual([...allArchitectures]);
+      expect(gets()).toHaveLength(5);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('skips entries with only vnd.docker.reference.digest, and keeps os "unknown" with a real architecture', async () => {
     const index = indexOver([
       [amd64, { platform: { os: 'linux', architecture: 'amd64' } }],

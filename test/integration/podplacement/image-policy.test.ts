@@ -1,0 +1,318 @@
+// Issue #26 items 2 and 4 on a real API server: the nodes' image policy (image.config.openshift.io/cluster
+// allowedRegistries / blockedRegistries) keeps the operator from inspecting an image the nodes would refuse to pull
+// (the pod is released at once with a Warning event and the error annotation naming the rule, the registry gets no
+// request, and `podplacement explain` says the same); and an operator bundle published as an index of several
+// platforms counts as every architecture for OLM's bundle-unpack pods, as MTO answers (MTO's reconciler case
+// "OCI Index bundles + OCI index image"), while an ordinary pod's multi-architecture image still costs one manifest
+// request. On a private cluster (the image config and the ClusterPodPlacementConfig are cluster singletons) with a
+// scheduler, a controller manager and a node of each architecture, two local registries, and the operator in this
+// process.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DevCluster } from '../../../src/devcluster/cluster.js';
+import { ARCHITECTURES } from '../../../src/devcluster/nodes.js';
+import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
+import {
+  blobOf,
+  multiPlatformImage,
+  singleImage,
+  type BuiltImage,
+} from '../../../src/devcluster/registry-images.js';
+import {
+  ANNOTATIONS,
+  ARCH_LABEL,
+  EVENT_REASONS,
+  LABELS,
+  SCHEDULING_GATE,
+} from '../../../src/podplacement/constants.js';
+import { BUNDLE_UNPACK_REF_LABEL } from '../../../src/podplacement/olm-bundle-unpack.js';
+import { GIVE_UP_MESSAGES } from '../../../src/podplacement/placement-plan.js';
+import {
+  startPodPlacementOperator,
+  type PodPlacementOperatorHandle,
+} from '../../../src/podplacement/operator.js';
+import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
+import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
+import { REGISTRY_POLICY_DEV_CRDS, installDevCrds, runTessera, type TestPod } from './support.js';
+
+const opNs = 'pp-image-policy-operator';
+const appNs = 'pp-image-policy-apps';
+const imageConfigPath = '/apis/config.openshift.io/v1/images/cluster';
+const ociIndexType = 'application/vnd.oci.image.index.v1+json';
+const bundleLabels = { 'operators.operatorframework.io.bundle.mediatype.v1': 'registry+v1' };
+
+let cluster: DevCluster | undefined;
+let client: KubeClient;
+/** In allowedRegistries. */
+let allowed: LocalRegistry | undefined;
+/** Not in allowedRegistries: the nodes would refuse its images. */
+let other: LocalRegistry | undefined;
+let operator: PodPlacementOperatorHandle | undefined;
+const stop = new AbortController();
+const root = mkdtempSync(path.join(os.tmpdir(), 'pp-image-policy-'));
+
+async function req<T>(method: 'GET' | 'POST' | 'PUT', p: string, body?: unknown): Promise<T> {
+  return client.request<T>({ method, path: p, body });
+}
+
+const imageConfig = (registrySources: Record<string, string[]>, resourceVersion?: string) => ({
+  apiVersion: 'config.openshift.io/v1',
+  kind: 'Image',
+  metadata: { name: 'cluster', ...(resourceVersion ? { resourceVersion } : {}) },
+  spec: { registrySources },
+});
+
+/** An OCI index over single images that each carry the OLM bundle labels: a bundle built by a multi-arch pipeline. */
+function bundleIndex(architectures: readonly string[]): BuiltImage {
+  const children = architectures.map((architecture) =>
+    singleImage({ platform: { architecture }, labels: bundleLabels, salt: `bundle-${architecture}` }),
+  );
+  const manifests = children.map((child, i) => ({
+    mediaType: child.manifest.mediaType,
+    digest: child.manifest.digest,
+    size: child.manifest.size,
+    platform: { os: 'linux', architecture: architectures[i] },
+  }));
+  const manifest = blobOf(
+    ociIndexType,
+    Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: ociIndexType, manifests })),
+  );
+  return { manifest, blobs: [], children };
+}
+
+/** Creates a gated pod (retrying while the webhook is not live yet); returns its name. */
+async function createGatedPod(
+  prefix: string,
+  spec: Record<string, unknown>,
+  labels: Record<string, string> = {},
+): Promise<string> {
+  return eventually(
+    async () => {
+      const name = uniqueName(prefix);
+      const pod = await req<TestPod>('POST', `/api/v1/namespaces/${appNs}/pods`, {
+        metadata: { name, labels },
+        spec,
+      });
+      if (!(pod.spec.schedulingGates ?? []).some((g) => g.name === SCHEDULING_GATE))
+        throw new Error('not gated yet');
+      return name;
+    },
+    { timeoutMs: 60_000, what: 'a gated pod' },
+  );
+}
+
+const getPod = (name: string): Promise<TestPod> =>
+  req<TestPod>('GET', `/api/v1/namespaces/${appNs}/pods/${name}`);
+
+async function released(name: string): Promise<TestPod> {
+  return eventually(
+    async () => {
+      const pod = await getPod(name);
+      if ((pod.spec.schedulingGates ?? []).some((g) => g.name === SCHEDULING_GATE))
+        throw new Error(`${name} still gated`);
+      return pod;
+    },
+    { timeoutMs: 60_000, what: `pod ${name} released` },
+  );
+}
+
+function requiredArchs(pod: TestPod): string[] {
+  return (
+    pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []
+  ).flatMap((t) =>
+    (t.matchExpressions ?? []).filter((e) => e.key === ARCH_LABEL).flatMap((e) => e.values ?? []),
+  );
+}
+
+/** Registry reads (manifests and blobs) of `repository`. */
+const reads = (registry: LocalRegistry | undefined, repository: string) =>
+  (registry?.accessLog() ?? []).filter((e) => e.method === 'GET' && e.path.startsWith(`/v2/${repository}/`));
+const manifestReads = (registry: LocalRegistry | undefined, repository: string) =>
+  reads(registry, repository).filter((e) => e.path.startsWith(`/v2/${repository}/manifests/`));
+
+async function warnings(name: string): Promise<string[]> {
+  const list = await req<{ items: { type?: string; reason?: string; message?: string }[] }>(
+    'GET',
+    `/api/v1/namespaces/${appNs}/events?fieldSelector=involvedObject.name%3D${name}`,
+  );
+  return list.items
+    .filter((e) => e.type === 'Warning' && e.reason === EVENT_REASONS.inspectionError)
+    .map((e) => e.message ?? '');
+}
+
+beforeAll(async () => {
+  allowed = await startLocalRegistry({ stateDir: path.join(root, 'allowed'), auth: 'none' });
+  other = await startLocalRegistry({ stateDir: path.join(root, 'other'), auth: 'none' });
+  const platforms = (archs: string[], salt: string) =>
+    multiPlatformImage({ platforms: archs.map((a) => ({ architecture: a })), salt });
+  await allowed.pushImage('olm/bundle', 'v1', bundleIndex(['ppc64le', 'arm64']));
+  await allowed.pushImage('olm/opm', 'v1', platforms(['ppc64le', 's390x'], 'opm'));
+  await allowed.pushImage('team/app', '1', platforms(['amd64', 'arm64'], 'app'));
+  await other.pushImage('team/app', '1', platforms(['amd64', 'arm64'], 'other'));
+
+  cluster = await startTestCluster({
+    name: uniqueName('pp-policy'),
+    nodes: ARCHITECTURES.map((architecture) => ({
+      name: `worker-${architecture}`,
+      architecture,
+      role: 'worker' as const,
+    })),
+  });
+  client = new KubeClient(await cluster.kubeConfig());
+  for (const name of [opNs, appNs]) await req('POST', '/api/v1/namespaces', { metadata: { name } });
+  await eventually(() => req('GET', `/api/v1/namespaces/${appNs}/serviceaccounts/default`), {
+    what: `the default service account of ${appNs}`,
+  });
+  // The image config kind must be served before the operator starts (it asks discovery once).
+  await installDevCrds(client, REGISTRY_POLICY_DEV_CRDS);
+  await req(
+    'POST',
+    '/apis/config.openshift.io/v1/images',
+    imageConfig({ allowedRegistries: [allowed.host] }),
+  );
+
+  operator = await startPodPlacementOperator({
+    kubeConfig: await cluster.kubeConfig(),
+    namespace: opNs,
+    signal: stop.signal,
+    webhookHost: '127.0.0.1',
+    webhookPort: 0,
+    endpoint: { kind: 'url', baseUrl: 'https://127.0.0.1:0' },
+    tls: { mode: 'self-managed', certDir: path.join(root, 'certs') },
+    probes: false,
+    leaderElection: false,
+    installCrds: true,
+    globalPullSecret: { namespace: opNs, name: 'pull-secret' },
+    registry: { caCertificates: [allowed.caCertPem, other.caCertPem] },
+    handleSignals: false,
+    logger: silentLogger,
+  });
+  await eventually(
+    () =>
+      req('POST', '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs', {
+        apiVersion: 'multiarch.openshift.io/v1beta1',
+        kind: 'ClusterPodPlacementConfig',
+        metadata: { name: 'cluster' },
+        spec: {},
+      }),
+    { timeoutMs: 60_000, intervalMs: 500, what: 'the ClusterPodPlacementConfig created' },
+  );
+}, 240_000);
+
+afterAll(async () => {
+  stop.abort();
+  await operator?.stopped.catch(() => undefined);
+  await client?.close();
+  await cluster?.stop({ wipe: true });
+  await Promise.all([allowed?.stop(), other?.stop()]);
+  rmSync(root, { recursive: true, force: true });
+}, 120_000);
+
+describe('the nodes’ image policy', () => {
+  it('releases a pod whose registry is not in allowedRegistries uninspected, names the rule, and explain says so', async () => {
+    const image = `${other?.host ?? ''}/team/app:1`;
+    const name = await createGatedPod('not-allowed', { containers: [{ name: 'c', image }] });
+    const pod = await released(name);
+    const rule = `registry ${other?.host ?? ''} is not in image.config.openshift.io/cluster allowedRegistries: the nodes would refuse to pull image ${image}, so it was not inspected`;
+    expect(pod.metadata.labels?.[LABELS.imageInspectError]).toBe('');
+    expect(pod.metadata.labels?.[LABELS.imageInspectErrorCount]).toBe('1');
+    expect(pod.metadata.annotations?.[ANNOTATIONS.imageInspectError]).toContain(rule);
+    expect(requiredArchs(pod)).toEqual([]);
+    await eventually(
+      async () => {
+        const messages = await warnings(name);
+        expect(messages.some((m) => m.startsWith(GIVE_UP_MESSAGES.refused) && m.includes(rule))).toBe(true);
+      },
+      { what: 'the Warning event naming the rule' },
+    );
+
+    const run = await runTessera(
+      cluster?.kubeconfigPath ?? '',
+      'podplacement',
+      'explain',
+      `${appNs}/${name}`,
+      '--registry-ca',
+      allowed?.caFile ?? '',
+      other?.caFile ?? '',
+    );
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`${image}: REFUSED BY POLICY ${rule}`);
+    expect(run.stdout).toContain("the cluster's image policy would keep the nodes from pulling");
+    // Neither the operator nor explain asked the registry anything.
+    expect(reads(other, 'team/app')).toEqual([]);
+  }, 180_000);
+
+  it('places the same image from an allowed registry as usual', async () => {
+    const name = await createGatedPod('allowed', {
+      containers: [{ name: 'c', image: `${allowed?.host ?? ''}/team/app:1` }],
+    });
+    expect(requiredArchs(await released(name))).toEqual(['amd64', 'arm64']);
+    // An ordinary multi-architecture image: one manifest request, no probe for a bundle.
+    expect(manifestReads(allowed, 'team/app')).toHaveLength(1);
+  }, 120_000);
+
+  it('names blockedRegistries when the registry is blocked instead', async () => {
+    const current = await req<{ metadata: { resourceVersion: string } }>('GET', imageConfigPath);
+    await req(
+      'PUT',
+      imageConfigPath,
+      imageConfig({ blockedRegistries: [other?.host ?? ''] }, current.metadata.resourceVersion),
+    );
+    const image = `${other?.host ?? ''}/team/app:1`;
+    // The operator learns of the change through its watch: until then a pod may still be refused by the old rule.
+    await eventually(
+      async () => {
+        const pod = await released(await createGatedPod('blocked', { containers: [{ name: 'c', image }] }));
+        expect(pod.metadata.annotations?.[ANNOTATIONS.imageInspectError]).toContain(
+          `registry ${other?.host ?? ''} is in image.config.openshift.io/cluster blockedRegistries: the nodes would refuse to pull image ${image}`,
+        );
+      },
+      { timeoutMs: 60_000, what: 'a pod refused by blockedRegistries' },
+    );
+    expect(reads(other, 'team/app')).toEqual([]);
+  }, 180_000);
+});
+
+describe('operator bundles published as indexes of several platforms (MTO: "OCI Index bundles + OCI index image")', () => {
+  const bundle = (): string => `${allowed?.host ?? ''}/olm/bundle:v1`;
+  const opm = (): string => `${allowed?.host ?? ''}/olm/opm:v1`;
+
+  it('an ordinary pod gets the index’s platforms, for one manifest request', async () => {
+    const name = await createGatedPod('plain-bundle', { containers: [{ name: 'c', image: bundle() }] });
+    expect(requiredArchs(await released(name))).toEqual(['arm64', 'ppc64le']);
+    expect(manifestReads(allowed, 'olm/bundle')).toHaveLength(1);
+  }, 120_000);
+
+  it("OLM's unpack pod: the bundle counts as every architecture, so the other images decide, as MTO answers", async () => {
+    const name = await createGatedPod(
+      'unpack',
+      {
+        initContainers: [
+          { name: 'util', image: opm() },
+          { name: 'pull', image: bundle() },
+        ],
+        containers: [{ name: 'extract', image: opm() }],
+      },
+      { [BUNDLE_UNPACK_REF_LABEL]: 'abc123' },
+    );
+    const pod = await released(name);
+    expect(requiredArchs(pod)).toEqual(['ppc64le', 's390x']);
+    // The bundle index: its manifest, then its first runnable manifest and that one's config.
+    expect(manifestReads(allowed, 'olm/bundle')).toHaveLength(1 + 2);
+    expect(reads(allowed, 'olm/bundle').filter((e) => e.path.includes('/blobs/'))).toHaveLength(1);
+  }, 120_000);
+
+  it('a bundle-unpack pod of the bundle alone may run on every architecture; the probe is remembered', async () => {
+    const before = manifestReads(allowed, 'olm/bundle').length;
+    const name = await createGatedPod(
+      'unpack-alone',
+      { containers: [{ name: 'c', image: bundle() }] },
+      { [BUNDLE_UNPACK_REF_LABEL]: 'def456' },
+    );
+    expect(requiredArchs(await released(name))).toEqual(['amd64', 'arm64', 'ppc64le', 's390x']);
+    // Answered from the cache: no request at all.
+    expect(manifestReads(allowed, 'olm/bundle')).toHaveLength(before);
+  }, 120_000);
+});
