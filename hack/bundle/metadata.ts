@@ -119,7 +119,7 @@ export const BUNDLE_METADATA: CsvMetadata = {
     // The operator reads images from the registries the cluster's mirror policies name (disconnected clusters).
     'features.operators.openshift.io/disconnected': 'true',
     'features.operators.openshift.io/fips-compliant': 'false',
-    'features.operators.openshift.io/proxy-aware': 'false',
+    'features.operators.openshift.io/proxy-aware': 'true',
     'features.operators.openshift.io/tls-profiles': 'false',
     'features.operators.openshift.io/token-auth-aws': 'false',
     'features.operators.openshift.io/token-auth-azure': 'false',

@@ -47,6 +47,11 @@ export interface LocalRegistryOptions {
   readonly anonymousPull?: boolean;
   /** Start-up timeout in ms. Default: 15_000. */
   readonly startTimeoutMs?: number;
+  /**
+   * More names for the serving certificate besides localhost, for clients that reach the registry by another
+   * name (through a test proxy that resolves it to loopback). Default: none.
+   */
+  readonly extraDnsNames?: readonly string[];
 }
 
 export interface AccessLogEntry {
@@ -105,7 +110,7 @@ export async function startLocalRegistry(options: LocalRegistryOptions): Promise
   const binary = options.binary ?? requireBinaries(binaryPaths(), ['registry']).registry;
   const port = options.port ?? (await freePort());
   const host = `127.0.0.1:${port}`;
-  const tls = await writeRegistryTls(stateDir);
+  const tls = await writeRegistryTls(stateDir, options.extraDnsNames ?? []);
   const { authConfig, issuer } = await configureAuth(auth, stateDir, users, tls, options);
   const configFile = writeRegistryConfig(stateDir, host, authConfig);
   const logFile = path.join(stateDir, 'registry.log');
@@ -169,13 +174,13 @@ interface RegistryTls {
   readonly serving: CertificatePem;
 }
 
-/** A fresh CA (ca.crt) and the registry's serving certificate for 127.0.0.1 and localhost (tls.crt, tls.key). */
-async function writeRegistryTls(stateDir: string): Promise<RegistryTls> {
+/** A fresh CA (ca.crt) and the registry's serving certificate for 127.0.0.1, localhost and `extraDnsNames`. */
+async function writeRegistryTls(stateDir: string, extraDnsNames: readonly string[]): Promise<RegistryTls> {
   const ca = await createCertificateAuthority('tessera-local-registry-ca');
   const serving = await ca.issue({
     commonName: 'tessera-local-registry',
     ipAddresses: ['127.0.0.1'],
-    dnsNames: ['localhost'],
+    dnsNames: ['localhost', ...extraDnsNames],
     usage: 'server',
   });
   const caFile = path.join(stateDir, 'ca.crt');

@@ -18,10 +18,15 @@ import {
   type Logger,
 } from '../runtime/index.js';
 import {
+  PolicyRefusalError,
   RegistryInspector,
+  admissionVerdict,
   describeShortNameChoice,
+  describeSignatureRequirement,
+  parseImageReference,
   type HostCaCertificates,
   type ImageInspector,
+  type ProxyConfig,
   type PullSecretLike,
   type RegistryPolicy,
 } from '../registry/index.js';
@@ -38,6 +43,7 @@ import {
   type PodEvent,
 } from './explain.js';
 import type { ImageArchitectures } from './placement-plan.js';
+import { isOlmBundleUnpackPod } from './olm-bundle-unpack.js';
 import { podImages } from './pod-model.js';
 import type { OwnerReference, Pod } from './pod-types.js';
 import { PullSecretResolver } from './pull-secrets.js';
@@ -124,6 +130,8 @@ export interface ExplainFlags {
   operatorNamespace: string;
   offline?: boolean;
   output: 'text' | 'json';
+  /** The egress proxy, from the environment (read by cli.ts, as for the operator). */
+  proxy?: ProxyConfig;
 }
 
 export async function runExplainCommand(
@@ -229,20 +237,34 @@ export async function runExplainCommand(
       caCertificates: flagCAs,
       hostCaCertificates: clusterCAs,
       ...(policy ? { policy: () => policy } : {}),
+      ...(opts.proxy ? { proxy: opts.proxy } : {}),
     });
     const inspector: ImageInspector = registry;
     const keyring = await resolver.keyringFor({ ...pod, metadata: { ...pod.metadata, namespace } }, signal);
     const inspection = new Map<string, ImageArchitectures>();
     const shortNames = new Map<string, string>();
+    const signatures = new Map<string, string>();
     try {
       await Promise.all(
         podImages(pod).map(async ({ image }) => {
           try {
-            const found = await inspector.inspect(image, { keyring, signal });
+            const found = await inspector.inspect(image, {
+              keyring,
+              signal,
+              probeOperatorBundle: isOlmBundleUnpackPod(pod),
+            });
             inspection.set(image, { archs: found.architectures });
             if (found.shortName) shortNames.set(image, describeShortNameChoice(found.shortName));
+            const verdict = policy?.imageAdmission
+              ? admissionVerdict(parseImageReference(found.reference), policy.imageAdmission, namespace)
+              : undefined;
+            if (verdict?.admitted && verdict.signatureRequiredBy)
+              signatures.set(image, describeSignatureRequirement(verdict.signatureRequiredBy));
           } catch (err) {
-            inspection.set(image, { error: err instanceof Error ? err.message : String(err) });
+            inspection.set(image, {
+              error: err instanceof Error ? err.message : String(err),
+              ...(err instanceof PolicyRefusalError ? { failure: 'refused' as const } : {}),
+            });
           }
         }),
       );
@@ -257,6 +279,7 @@ export async function runExplainCommand(
       podPlacementConfigs: configs,
       inspection,
       shortNames,
+      signatures,
     });
     if (opts.output === 'json') {
       const doc = observation

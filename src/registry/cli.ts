@@ -37,6 +37,10 @@ export function registerImageCommands(program: Command): void {
       [],
     )
     .option('-o, --output <format>', 'table, json or yaml', parseChoice(OUTPUT_FORMATS), 'table')
+    .addHelpText(
+      'after',
+      '\nEnvironment: HTTPS_PROXY and HTTP_PROXY (or lower-case) send registry requests through an HTTP proxy (CONNECT tunnel, credentials as http://user:password@host:port); NO_PROXY lists the exceptions (domains, IPs, CIDRs, host:port, *), as for crane, skopeo and CRI-O. localhost and loopback are always direct.',
+    )
     .action(
       async (
         reference: string,
@@ -49,8 +53,13 @@ export function registerImageCommands(program: Command): void {
           output: OutputFormat;
         },
       ) => {
-        const { inspectImageCommand } = await import('./inspect-command.js');
-        await inspectImageCommand(reference, opts);
+        const [{ inspectImageCommand }, { proxyConfigFromEnvironment }] = await Promise.all([
+          import('./inspect-command.js'),
+          import('./proxy-config.js'),
+        ]);
+        // As crane and skopeo: HTTPS_PROXY / HTTP_PROXY / NO_PROXY (or lower-case) from the environment.
+        const proxy = proxyConfigFromEnvironment(process.env);
+        await inspectImageCommand(reference, { ...opts, ...(proxy ? { proxy } : {}) });
       },
     );
 }

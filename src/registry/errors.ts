@@ -19,7 +19,9 @@ export type RegistryErrorCode =
   | 'TESSERA_REGISTRY_UNTRUSTED_REALM'
   | 'TESSERA_REGISTRY_UNAVAILABLE'
   | 'TESSERA_REGISTRY_BLOCKED'
-  | 'TESSERA_REGISTRY_ABORTED';
+  | 'TESSERA_REGISTRY_ABORTED'
+  | 'TESSERA_REGISTRY_PROXY_UNAVAILABLE'
+  | 'TESSERA_REGISTRY_PROXY_REFUSED';
 
 /** Root of all image-inspection errors. */
 export class RegistryError extends TesseraError<RegistryErrorCode> {
@@ -78,6 +80,46 @@ export function isAbort(err: unknown): boolean {
 /**
  * A socket-level failure raised inside the HTTP exchanges where Node expects an errno-style error (a DNS lookup
  * callback's, the reason a request is destroyed with). `code` is the errno-style code the transport classifies it
- * by: ETIMEDOUT, or ETESSERA_ADDRESS_REFUSED (redirect-policy.ts); the transport turns it into a RegistryError.
+ * by: ETIMEDOUT, ETESSERA_ADDRESS_REFUSED (redirect-policy.ts), or ETESSERA_PROXY_UPSTREAM (the egress proxy could
+ * not reach the registry, proxy-tunnel.ts); the transport turns it into a RegistryError.
  */
-export class ExchangeSocketError extends TesseraError<'ETIMEDOUT' | 'ETESSERA_ADDRESS_REFUSED'> {}
+export class ExchangeSocketError extends TesseraError<
+  'ETIMEDOUT' | 'ETESSERA_ADDRESS_REFUSED' | 'ETESSERA_PROXY_UPSTREAM'
+> {}
+
+/**
+ * The egress proxy (HTTPS_PROXY / HTTP_PROXY) did not open a tunnel to a registry: PROXY_UNAVAILABLE when it could
+ * not be reached or did not answer in time (retryable), its certificate is not trusted, or it does not do CONNECT;
+ * PROXY_REFUSED when it refused the tunnel (403, 407 Proxy Authentication Required, other 4xx; not retryable: its
+ * configuration must change). A proxy that could not reach the registry (404/5xx) is the registry's failure.
+ * The message names the proxy (never its credentials) and the tunnel's target, not the registry's own failure.
+ */
+export class ProxyError extends RegistryError {
+  /** The proxy, as `http://host:port` (no credentials). */
+  readonly proxy: string;
+  /** `host:port` the tunnel was asked for. */
+  readonly target: string;
+  /** The proxy's answer to CONNECT; undefined when it gave none. */
+  readonly statusCode: number | undefined;
+  constructor(
+    code: 'TESSERA_REGISTRY_PROXY_UNAVAILABLE' | 'TESSERA_REGISTRY_PROXY_REFUSED',
+    details: { proxy: string; target: string; statusCode?: number | undefined },
+    message: string,
+    options?: { cause?: unknown; retryable?: boolean },
+  ) {
+    super(code, message, options);
+    this.proxy = details.proxy;
+    this.target = details.target;
+    this.statusCode = details.statusCode;
+  }
+
+  /** The same failure, its message prefixed with the request it failed (`manifest of quay.io/x:y`). */
+  during(what: string): ProxyError {
+    return new ProxyError(
+      this.code as 'TESSERA_REGISTRY_PROXY_UNAVAILABLE' | 'TESSERA_REGISTRY_PROXY_REFUSED',
+      { proxy: this.proxy, target: this.target, statusCode: this.statusCode },
+      `${what}: ${this.message}`,
+      { cause: this.cause, retryable: this.retryable },
+    );
+  }
+}

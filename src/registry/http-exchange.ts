@@ -6,6 +6,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { defaultAddressPolicy, type AddressPolicy } from './address-policy.js';
 import { ExchangeSocketError } from './errors.js';
+import type { ProxyConfig } from './proxy-config.js';
 import { addressRefusedCode } from './redirect-policy.js';
 import { caCertificatesForHost, registryHostKey, type HostCaCertificates } from './registry-cas.js';
 
@@ -47,6 +48,11 @@ export interface ExchangeOptions {
   readonly connectionsPerOrigin: number;
   /** Resolves host names (tests inject one). Default: dns.lookup. Wrapped by refusingLookup either way. */
   readonly lookup?: HostLookup;
+  /**
+   * Egress proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY): requests it applies to are tunnelled through it with
+   * CONNECT (proxy-tunnel.ts). Default: none, every connection is direct. Only the undici exchange supports it.
+   */
+  readonly proxy?: ProxyConfig;
 }
 
 /** dns.lookup's callback form, as net/tls `connect({ lookup })` calls it. */

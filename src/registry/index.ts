@@ -52,6 +52,16 @@ export {
   type ImagePlatform,
   type SkippedEntries,
 } from './platforms.js';
+export {
+  acceptAnythingPolicy,
+  admissionVerdict,
+  describeSignatureRequirement,
+  PolicyRefusalError,
+  type AdmissionRequirement,
+  type AdmissionScope,
+  type AdmissionVerdict,
+  type ImageAdmissionPolicy,
+} from './image-admission.js';
 export { sameCaCertificates, type UnreachableEvent } from './transport.js';
 export { registryHostKey, sameHostCaCertificates, type HostCaCertificates } from './registry-cas.js';
 export {
@@ -69,7 +79,16 @@ export {
   type ShortNameResolution,
   type ShortNameRule,
 } from './short-names.js';
-export { isAbort, RegistryError, type RegistryErrorCode } from './errors.js';
+export { isAbort, ProxyError, RegistryError, type RegistryErrorCode } from './errors.js';
+export {
+  NoProxy,
+  proxyConfigFromEnvironment,
+  proxyFor,
+  type ProxyConfig,
+  type ProxyEndpoint,
+  type ProxyEnvironment,
+} from './proxy-config.js';
+export { readTrustedCaBundle } from './proxy-trust.js';
 export { classifyRegistryFailure, type RegistryFailureClass } from './failure-class.js';
 export { KeyedConcurrencyLimit } from './concurrency-limit.js';
 export {

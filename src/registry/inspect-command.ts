@@ -11,6 +11,7 @@ import { isRecord } from '../runtime/light.js';
 import { InvalidPullSecretError } from './errors.js';
 import { Keyring } from './keyring.js';
 import { emptyRegistryPolicy } from './mirrors.js';
+import type { ProxyConfig } from './proxy-config.js';
 import { RegistryInspector } from './registry-inspector.js';
 import { registryText } from './registry-text.js';
 import { inspectionDocument, renderInspectionTable, type OutputFormat } from './render.js';
@@ -26,6 +27,8 @@ export interface InspectCommandOptions {
   readonly output: OutputFormat;
   /** Where a short name is looked for, in order, as the nodes' runtime does (short-names.ts). Default: Docker Hub. */
   readonly searchRegistry?: readonly string[];
+  /** Egress proxy, from HTTPS_PROXY / HTTP_PROXY / NO_PROXY (read by cli.ts). Default: none. */
+  readonly proxy?: ProxyConfig;
 }
 
 /** Reads one credentials file in any of the accepted shapes. */
@@ -76,8 +79,10 @@ export async function inspectImageCommand(reference: string, options: InspectCom
     searchRegistries,
     insecureRegistries: options.insecure ? [...new Set(candidates.map((c) => c.registry))] : [],
   };
-  // node:https instead of undici: a one-shot command should not pay ~100 ms to load an HTTP library.
+  // node:https instead of undici: a one-shot command should not pay ~100 ms to load an HTTP library (behind a
+  // proxy the transport uses undici, which tunnels).
   const inspector = new RegistryInspector({
+    ...(options.proxy ? { proxy: options.proxy } : {}),
     caCertificates,
     policy: () => policy,
     trustedRealmHosts: options.trustedRealmHost ?? [],

@@ -8,8 +8,9 @@
 // The caller owns `close()`. Errors are RegistryResponseError with URLs that never carry credentials.
 // The HTTP library (undici by default, node:https for one-shot commands) is loaded on first use.
 import { defaultAddressPolicy, type AddressPolicy } from './address-policy.js';
-import { RegistryError, RegistryResponseError } from './errors.js';
+import { ProxyError, RegistryError, RegistryResponseError } from './errors.js';
 import type { ExchangeOptions, ExchangeResponse, HostLookup, HttpExchange } from './http-exchange.js';
+import type { ProxyConfig } from './proxy-config.js';
 import { addressRefusedCode, defaultRedirectVerdict, type RedirectPolicy } from './redirect-policy.js';
 import { sameHostCaCertificates, type HostCaCertificates } from './registry-cas.js';
 import { registryText } from './registry-text.js';
@@ -70,9 +71,15 @@ export interface TransportOptions {
   readonly onUnreachable?: (event: UnreachableEvent) => void;
   /**
    * HTTP library: 'undici' (pooled; for controllers) or 'node' (node:https, already loaded by Node; for one-shot
-   * commands that must start fast). Default: 'undici'.
+   * commands that must start fast). Default: 'undici'. With a `proxy`, always undici.
    */
   readonly httpClient?: 'undici' | 'node';
+  /**
+   * Egress proxy (see proxy-config.ts; the shell reads it from HTTPS_PROXY / HTTP_PROXY / NO_PROXY): requests it
+   * applies to go through a CONNECT tunnel; a proxy that cannot be reached or refuses the tunnel fails with
+   * TESSERA_REGISTRY_PROXY_UNAVAILABLE / _REFUSED naming the proxy. Default: none (direct connections).
+   */
+  readonly proxy?: ProxyConfig;
 }
 
 /** Operator-only detail of a failure to reach a host (see TransportOptions.onUnreachable). */
@@ -187,8 +194,10 @@ export class RegistryTransport {
       connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
       connectionsPerOrigin: options.connectionsPerOrigin ?? 16,
       ...(options.lookup ? { lookup: options.lookup } : {}),
+      ...(options.proxy ? { proxy: options.proxy } : {}),
     };
-    this.httpClient = options.httpClient ?? 'undici';
+    // Only the undici exchange tunnels through a proxy.
+    this.httpClient = options.proxy ? 'undici' : (options.httpClient ?? 'undici');
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 30_000;
     this.maxRedirects = options.maxRedirects ?? 5;
     this.redirectPolicy = options.redirectPolicy ?? ((_candidate, verdict) => verdict);
@@ -360,6 +369,8 @@ export class RegistryTransport {
     } catch (err) {
       if (options.signal?.aborted && !deadline.aborted)
         throw this.aborted(url, options, options.signal.reason);
+      // The proxy, not the registry, failed: its message names the proxy and says what to do.
+      if (err instanceof ProxyError) throw err.during(options.what);
       const code = deadline.aborted || isTimeout(err) ? 'TIMEOUT' : errorCode(err);
       if (
         code === addressRefusedCode ||

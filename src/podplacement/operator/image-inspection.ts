@@ -66,10 +66,17 @@ export async function createImageInspection(
   });
   const addressPolicy = options.registry?.addressPolicy;
   if (addressPolicy) logger.info(addressPolicy.describe(), 'registry address policy');
+  const proxy = options.registry?.proxy;
+  if (proxy)
+    logger.info(
+      { https: proxy.https?.display, http: proxy.http?.display },
+      'registry connections go through the egress proxy (NO_PROXY exceptions direct)',
+    );
   const registry = new RegistryInspector({
     caCertificates: flagCAs,
     hostCaCertificates: hostCaCertificatesOf(initialCAs.bundles),
     ...(addressPolicy ? { addressPolicy } : {}),
+    ...(proxy ? { proxy } : {}),
     trustedRealmHosts: options.registry?.trustedRealmHosts ?? [],
     policy: () => policyWatch.current(),
     ...registryTimeouts(inspectionDeadlineMs),
