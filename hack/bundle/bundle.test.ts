@@ -94,7 +94,8 @@ describe('OLM bundle', () => {
     const webhook = deployments.find((d) => d.name === WEBHOOK_DEPLOYMENT_NAME)?.spec.template.spec;
     expect(webhook?.containers[0]?.args).toContain(`--cert-dir=${OLM_WEBHOOK_CERT_DIR}`);
     // The self-managed certificate's emptyDir would shadow OLM's mount: it is gone.
-    expect(webhook?.volumes ?? []).toEqual([]);
+    // (The one volume left is the service CA's metrics certificate, mounted elsewhere.)
+    expect((webhook?.volumes ?? []).map((v) => v.name)).toEqual(['metrics-tls']);
     expect(csv.spec.relatedImages).toEqual([{ name: 'tessera', image: IMAGE }]);
     expect(csv.metadata.annotations['containerImage']).toBe(IMAGE);
   });

@@ -15,6 +15,12 @@
 //    FOREIGN_NAMESPACE_GRANTS; any other one fails the generation.
 //  - ServiceAccounts and the Namespace are created by OLM, and so is the webhook's Service (OLM's certificate names
 //    only OLM's); other objects ship as they are, without a namespace. The CRD's conversion names OLM's Service.
+//  - Monitoring is OpenShift's (as deploy/podplacement/openshift has it): the service CA issues the metrics
+//    certificate, the ServiceMonitor verifies it with the service CA bundle platform Prometheus mounts (serverName
+//    names the suggested namespace: the one name the certificate can be checked against), Prometheus' discovery
+//    Role is bound to openshift-monitoring/prometheus-k8s and ships as bundle objects (it grants to someone else,
+//    so it is no CSV permission), and the CSV carries `operatorframework.io/cluster-monitoring: "true"`, so the
+//    console offers to label the namespace for platform monitoring. The PrometheusRule names no namespace.
 import { stringify } from 'yaml';
 import { TesseraError, isRecord } from '../../src/runtime/light.js';
 import { CONVERSION_WEBHOOK_PATH } from '../../src/podplacement/api/conversion.js';
@@ -77,9 +83,10 @@ const yaml = (o: unknown): string => stringify(o, YAML_OPTIONS);
 export const csvName = (packageName: string, version: string): string => `${packageName}.v${version}`;
 
 /** The bundle's files: the CSV, the CRDs, the extra objects, metadata/annotations.yaml. */
-export function renderBundle(sources: BundleSources): BundleFile[] {
-  const meta = sources.metadata ?? BUNDLE_METADATA;
-  const operatorNamespace = namespaceOf(sources.deployObjects);
+export function renderBundle(input: BundleSources): BundleFile[] {
+  const meta = input.metadata ?? BUNDLE_METADATA;
+  const operatorNamespace = namespaceOf(input.deployObjects);
+  const sources = { ...input, deployObjects: withOpenShiftMonitoring(input.deployObjects, operatorNamespace) };
   const csv = clusterServiceVersion(sources, meta, operatorNamespace);
   const files: BundleFile[] = [
     { path: `manifests/${meta.packageName}.clusterserviceversion.yaml`, content: yaml(csv) },
@@ -89,7 +96,7 @@ export function renderBundle(sources: BundleSources): BundleFile[] {
       path: `manifests/${crdFileName(crd)}`,
       content: yaml(withOlmConversion(crd, operatorNamespace)),
     });
-  for (const object of extraObjects(sources.deployObjects))
+  for (const object of extraObjects(sources.deployObjects, operatorNamespace))
     files.push({ path: `manifests/${manifestFileName(object)}`, content: yaml(object) });
   files.push({ path: 'metadata/annotations.yaml', content: yaml({ annotations: bundleAnnotations(meta) }) });
   return files;
@@ -156,12 +163,28 @@ function manifestFileName(o: Manifest): string {
 }
 
 /** Kinds OLM creates from a bundle besides the CSV and CRDs, as they are in deploy/ (without a namespace). */
-const EXTRA_KINDS = new Set(['Service', 'PodDisruptionBudget', 'NetworkPolicy', 'PrometheusRule']);
+const EXTRA_KINDS = new Set([
+  'Service',
+  'PodDisruptionBudget',
+  'NetworkPolicy',
+  'PrometheusRule',
+  'ServiceMonitor',
+  // The trusted CA bundle ConfigMap, which OpenShift fills (config.openshift.io/inject-trusted-cabundle).
+  'ConfigMap',
+]);
 
-function extraObjects(objects: readonly Manifest[]): Manifest[] {
+function extraObjects(objects: readonly Manifest[], operatorNamespace: string): Manifest[] {
+  // Prometheus' discovery grant: a Role and its RoleBinding to another namespace's service account.
+  const toOthers = ofKind(objects, 'RoleBinding').filter((b) => grantsToOthers(b, operatorNamespace));
+  const theirRoles = new Set(toOthers.map((b) => (b['roleRef'] as { name: string }).name));
   return (
     objects
-      .filter((o) => EXTRA_KINDS.has(o.kind))
+      .filter(
+        (o) =>
+          EXTRA_KINDS.has(o.kind) ||
+          toOthers.includes(o) ||
+          (o.kind === 'Role' && o.metadata.namespace === operatorNamespace && theirRoles.has(o.metadata.name)),
+      )
       // OLM creates the webhook's Service itself (`<deployment>-service`, the name its certificate covers).
       .filter((o) => !(o.kind === 'Service' && o.metadata.name === WEBHOOK_DEPLOYMENT_NAME))
       .map((o) => {
@@ -250,6 +273,9 @@ function clusterServiceVersion(s: BundleSources, meta: CsvMetadata, operatorName
         repository: meta.repository,
         support: meta.provider.name,
         'operatorframework.io/suggested-namespace': operatorNamespace,
+        // The console offers to label the install namespace `openshift.io/cluster-monitoring: "true"`, so platform
+        // Prometheus picks up the ServiceMonitor and the PrometheusRule.
+        'operatorframework.io/cluster-monitoring': 'true',
         'operators.openshift.io/valid-subscription': '[]',
         'console.openshift.io/disable-operand-delete': String(meta.disableOperandDelete),
         'operator.openshift.io/uninstall-message': meta.uninstallMessage,
@@ -367,6 +393,7 @@ function rbac(objects: readonly Manifest[], operatorNamespace: string) {
   for (const b of [...ofKind(objects, 'RoleBinding'), ...ofKind(objects, 'ClusterRoleBinding')]) {
     const ref = b['roleRef'] as { kind: string; name: string };
     if (SELF_MANAGED_TLS_ROLE.test(ref.name)) continue;
+    if (grantsToOthers(b, operatorNamespace)) continue; // shipped as bundle objects (extraObjects)
     const roleKey = `${ref.kind}/${ref.kind === 'Role' ? (b.metadata.namespace ?? '') : ''}/${ref.name}`;
     const rules = roles.get(roleKey);
     if (!rules)
@@ -401,6 +428,92 @@ function rbac(objects: readonly Manifest[], operatorNamespace: string) {
     if (!permissions.has(sa) && !clusterPermissions.has(sa)) permissions.set(sa, []);
   }
   return { permissions: list(permissions), clusterPermissions: list(clusterPermissions) };
+}
+
+interface Subject {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+/**
+ * A RoleBinding in the operator namespace whose subjects are all service accounts of other namespaces (Prometheus'
+ * discovery grant): not the operator's own permissions, so it ships as a bundle object with its Role.
+ */
+function grantsToOthers(b: Manifest, operatorNamespace: string): boolean {
+  if (b.kind !== 'RoleBinding' || b.metadata.namespace !== operatorNamespace) return false;
+  const subjects = (b['subjects'] as Subject[] | undefined) ?? [];
+  return (
+    subjects.length > 0 &&
+    subjects.every((s) => s.kind === 'ServiceAccount' && s.namespace !== undefined && s.namespace !== operatorNamespace)
+  );
+}
+
+/** OpenShift's monitoring namespace, where platform Prometheus (service account prometheus-k8s) runs. */
+export const OPENSHIFT_MONITORING_NAMESPACE = 'openshift-monitoring';
+/** The service CA bundle platform Prometheus mounts (as OpenShift's own ServiceMonitors name it). */
+export const PLATFORM_PROMETHEUS_SERVICE_CA_FILE = '/etc/prometheus/configmaps/serving-certs-ca-bundle/service-ca.crt';
+/** Where the Deployments mount the service CA's metrics certificate (as deploy/podplacement/openshift does). */
+export const METRICS_CERT_DIR = '/var/run/metrics/tls';
+const METRICS_COMPONENT_LABEL = 'app.kubernetes.io/component';
+
+type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> } };
+
+/**
+ * deploy/podplacement/base's monitoring made OpenShift's, as the openshift overlay makes it: the service CA's
+ * certificate on the metrics Service, mounted into every Deployment that serves secure metrics, verified by the
+ * ServiceMonitor; Prometheus' grant and the NetworkPolicy name openshift-monitoring.
+ */
+function withOpenShiftMonitoring(objects: readonly Manifest[], operatorNamespace: string): Manifest[] {
+  const metricsServices = ofKind(objects, 'Service').filter(
+    (svc) => svc.metadata.labels?.[METRICS_COMPONENT_LABEL] === 'metrics',
+  );
+  const metricsService = metricsServices[0];
+  if (metricsServices.length !== 1 || !metricsService)
+    throw new BundleSourceError(
+      `deploy/podplacement/base must have exactly one Service labelled ${METRICS_COMPONENT_LABEL}: metrics; found ${metricsServices.length}`,
+    );
+  const secretName = `${metricsService.metadata.name}-tls`;
+  return objects.map((o) => {
+    const copy = structuredClone(o);
+    if (o === metricsService)
+      copy.metadata = {
+        ...copy.metadata,
+        annotations: { 'service.beta.openshift.io/serving-cert-secret-name': secretName },
+      } as Manifest['metadata'];
+    if (o.kind === 'Deployment') {
+      const template = (copy['spec'] as { template: { spec: Record<string, unknown> } }).template;
+      let serves = false;
+      for (const c of containersOf(copy)) {
+        const args = Array.isArray(c['args']) ? c['args'].map(String) : [];
+        if (!args.includes('--metrics-secure')) continue;
+        serves = true;
+        c['args'] = [...args, `--metrics-cert-dir=${METRICS_CERT_DIR}`];
+        const mounts: unknown[] = Array.isArray(c['volumeMounts']) ? c['volumeMounts'] : [];
+        c['volumeMounts'] = [...mounts, { name: 'metrics-tls', mountPath: METRICS_CERT_DIR, readOnly: true }];
+      }
+      if (serves) {
+        const volumes: unknown[] = Array.isArray(template.spec['volumes']) ? template.spec['volumes'] : [];
+        template.spec['volumes'] = [...volumes, { name: 'metrics-tls', secret: { secretName } }];
+      }
+    }
+    if (o.kind === 'ServiceMonitor')
+      for (const endpoint of (copy['spec'] as { endpoints: Record<string, unknown>[] }).endpoints)
+        endpoint['tlsConfig'] = {
+          caFile: PLATFORM_PROMETHEUS_SERVICE_CA_FILE,
+          serverName: `${metricsService.metadata.name}.${operatorNamespace}.svc`,
+        };
+    if (grantsToOthers(o, operatorNamespace))
+      for (const subject of copy['subjects'] as Subject[]) subject.namespace = OPENSHIFT_MONITORING_NAMESPACE;
+    if (o.kind === 'NetworkPolicy')
+      for (const rule of ((copy['spec'] as { ingress?: { from?: Peer[] }[] }).ingress ?? []))
+        for (const peer of rule.from ?? []) {
+          const labels = peer.namespaceSelector?.matchLabels;
+          if (labels?.['kubernetes.io/metadata.name'] === 'monitoring')
+            labels['kubernetes.io/metadata.name'] = OPENSHIFT_MONITORING_NAMESPACE;
+        }
+    return copy;
+  });
 }
 
 function serviceAccountOf(d: Manifest): string {

@@ -104,3 +104,61 @@ export function parseServerUrl(value: string): string {
     throw new InvalidArgumentError('Expected a URL without credentials, query or fragment.');
   return text.replace(/\/+$/, '');
 }
+
+/** Where a listener binds: `host:port`, `:port` (every interface) or `[ipv6]:port`. */
+export interface BindAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+const HOSTNAME = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
+const IPV6 = /^[0-9A-Fa-f:.]{2,45}$/;
+
+/**
+ * A listen address as controller-runtime's `--metrics-bind-address` takes it: `host:port`, `:port` (every
+ * interface), `[ipv6]:port`; port 0 picks a free one; `0` alone turns the listener off (false).
+ */
+export function parseBindAddress(value: string): BindAddress | false {
+  if (value === '0') return false;
+  const expected = 'Expected host:port, :port (every interface), [ipv6]:port, or 0 to turn it off.';
+  const colon = value.lastIndexOf(':');
+  if (colon === -1) throw new InvalidArgumentError(expected);
+  const rawHost = value.slice(0, colon);
+  const portText = value.slice(colon + 1);
+  const port = DIGITS.test(portText) ? Number(portText) : NaN;
+  if (!Number.isSafeInteger(port) || port > 65_535) throw new InvalidArgumentError(expected);
+  if (rawHost === '') return { host: '0.0.0.0', port };
+  if (rawHost.startsWith('[') && rawHost.endsWith(']')) {
+    const host = rawHost.slice(1, -1);
+    if (!IPV6.test(host) || !host.includes(':')) throw new InvalidArgumentError(expected);
+    return { host, port };
+  }
+  if (!HOSTNAME.test(rawHost)) throw new InvalidArgumentError(expected);
+  return { host: rawHost, port };
+}
+
+/**
+ * Registers `--metrics-bind-address`, `--metrics-secure` / `--no-metrics-secure` and `--metrics-cert-dir` on a
+ * command that runs a Manager (the same three flags on every such command, as controller-runtime's). The action
+ * receives them as the runtime's MetricsFlags; metricsServing() (src/runtime/manager.ts) makes the Manager's option.
+ */
+export function addMetricsFlags(command: Commander.Command): Commander.Command {
+  return command
+    .option(
+      '--metrics-bind-address <address>',
+      'serve /metrics on its own listener at host:port or :port (HTTPS, TokenReview + SubjectAccessReview for get /metrics, unless --no-metrics-secure); 0: no metrics (default: /metrics on the probe port, plain HTTP, for development)',
+      parseBindAddress,
+    )
+    .option(
+      '--metrics-secure',
+      'serve --metrics-bind-address over HTTPS with authentication and authorization (default)',
+    )
+    .option(
+      '--no-metrics-secure',
+      'serve --metrics-bind-address over plain HTTP, unauthenticated (development)',
+    )
+    .option(
+      '--metrics-cert-dir <dir>',
+      'directory with tls.crt and tls.key for the metrics listener, re-read when they change (default: a self-signed certificate generated at start)',
+    );
+}

@@ -2,7 +2,13 @@
 // implementations load on demand. Flags without a default leave the operator's own default in force (the help
 // names it).
 import type { Command } from 'commander';
-import { parseChoice, parseDuration, parseListenPort, parsePositiveCount } from '../cli/flags.js';
+import {
+  addMetricsFlags,
+  parseChoice,
+  parseDuration,
+  parseListenPort,
+  parsePositiveCount,
+} from '../cli/flags.js';
 import { DEFAULT_OPERATOR_NAMESPACE, GLOBAL_PULL_SECRET } from './constants.js';
 import type { ExplainFlags } from './explain-command.js';
 import type { OperatorFlags } from './operator-command.js';
@@ -14,7 +20,7 @@ export function registerPodPlacementCommands(program: Command): void {
     .command('podplacement')
     .description('architecture-aware pod placement (drop-in for the Multiarch Tuning Operator)');
 
-  pp.command('operator')
+  addMetricsFlags(pp.command('operator'))
     .description('run the pod placement operator (webhook + reconciler) until SIGTERM')
     .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster or $KUBECONFIG)')
     .option(
@@ -67,6 +73,10 @@ export function registerPodPlacementCommands(program: Command): void {
     .option(
       '--registry-ca <file...>',
       "extra CA certificates (PEM) trusted for every registry (additionalTrustedCA bundles: only for their key's host)",
+    )
+    .option(
+      '--trusted-ca-bundle <file>',
+      "PEM bundle trusted for the egress proxy and every registry: the cluster's trusted CA bundle, as OpenShift injects it into a ConfigMap labelled config.openshift.io/inject-trusted-cabundle=true (read at start; skipped while absent or empty)",
     )
     .option(
       '--registry-deny-cidr <cidr...>',
@@ -160,9 +170,10 @@ export function registerPodPlacementCommands(program: Command): void {
     .option('--offline', 'do not contact the cluster (configs, pull secrets and registry trust are not read)')
     .option('-o, --output <format>', 'text or json', parseChoice(['text', 'json']), 'text')
     .action(async (pod: string | undefined, opts: ExplainFlags, command: Command) => {
-      const [{ runExplainCommand }, { commandLogger }] = await Promise.all([
+      const [{ runExplainCommand }, { commandLogger }, { proxyConfigFromEnvironment }] = await Promise.all([
         import('./explain-command.js'),
         import('../cli/logging.js'),
+        import('../registry/index.js'),
       ]);
       // Only problems (a missing CA ConfigMap...) are logged, on stderr; the explanation goes to stdout.
       const { logger } = commandLogger(command, {
@@ -170,6 +181,8 @@ export function registerPodPlacementCommands(program: Command): void {
         destination: process.stderr,
         defaultLevel: 'warn',
       });
-      process.exitCode = await runExplainCommand(pod, opts, logger);
+      // The registries are reached as the operator reaches them: through HTTPS_PROXY / HTTP_PROXY / NO_PROXY.
+      const proxy = proxyConfigFromEnvironment(process.env);
+      process.exitCode = await runExplainCommand(pod, { ...opts, ...(proxy ? { proxy } : {}) }, logger);
     });
 }

@@ -4,11 +4,18 @@ import path from 'node:path';
 import {
   InvalidArgumentError,
   loadKubeConfig,
+  metricsServing,
+  type MetricsFlags,
   validateClientCa,
   type Logger,
   type LogLevel,
 } from '../runtime/index.js';
-import { AddressPolicy, loopbackRanges } from '../registry/index.js';
+import {
+  AddressPolicy,
+  loopbackRanges,
+  proxyConfigFromEnvironment,
+  readTrustedCaBundle,
+} from '../registry/index.js';
 import { runPodPlacementOperator, type OperatorComponents, type WebhookTlsMode } from './operator.js';
 import { WEBHOOK_DEPLOYMENT_NAME, olmCertSecretName } from './operator/olm-ca.js';
 import type { WebhookEndpoint } from './webhook-configurations.js';
@@ -17,7 +24,7 @@ import type { WebhookEndpoint } from './webhook-configurations.js';
  * The flags of `tessera podplacement operator`, as commander has parsed them (src/podplacement/cli.ts). A flag
  * without a default is undefined when not given: the operator's own default applies.
  */
-export interface OperatorFlags {
+export interface OperatorFlags extends MetricsFlags {
   kubeconfig?: string;
   namespace: string;
   components?: OperatorComponents;
@@ -35,6 +42,7 @@ export interface OperatorFlags {
   installCrds?: boolean;
   manageValidatingWebhook?: boolean;
   registryCa?: string[];
+  trustedCaBundle?: string;
   registryDenyCidr?: string[];
   registryAllowCidr?: string[];
   trustedRealmHost?: string[];
@@ -107,6 +115,18 @@ export async function runOperatorCommand(
         ? { mode: 'olm', ...files, caSecretName: olmCertSecretName(WEBHOOK_DEPLOYMENT_NAME) }
         : { mode: 'self-managed', certDir };
   const cas = await Promise.all((opts.registryCa ?? []).map((f) => readFile(f, 'utf8')));
+  // The cluster's trusted CA bundle (proxy trustedCA included): for an https proxy and every registry.
+  const trustedBundle =
+    opts.trustedCaBundle === undefined
+      ? undefined
+      : await readTrustedCaBundle(opts.trustedCaBundle, '--trusted-ca-bundle');
+  if (opts.trustedCaBundle !== undefined && trustedBundle === undefined)
+    logging.logger.info(
+      { file: opts.trustedCaBundle },
+      'no trusted CA bundle injected (file absent or empty): trusting the built-in roots and --registry-ca',
+    );
+  // As OLM sets it from the cluster proxy; InvalidArgumentError naming the variable when malformed.
+  const proxy = proxyConfigFromEnvironment(process.env);
   const kubeConfig = await loadKubeConfig(opts.kubeconfig);
   const addressPolicy = registryAddressPolicy(opts, kubeConfig.getCurrentContext() === IN_CLUSTER_CONTEXT);
   const endpoint: WebhookEndpoint | undefined = opts.webhookUrl
@@ -127,12 +147,14 @@ export async function runOperatorCommand(
       : { webhookClientCa: await readWebhookClientCa(opts.webhookClientCa) }),
     endpoint,
     probes: opts.probePort === undefined ? undefined : { port: opts.probePort },
+    metrics: metricsServing(opts),
     tls,
     leaderElection: opts.leaderElect,
     installCrds: opts.installCrds === true,
     manageValidatingWebhook: opts.manageValidatingWebhook === true,
     registry: {
-      caCertificates: cas,
+      caCertificates: trustedBundle === undefined ? cas : [...cas, trustedBundle],
+      ...(proxy ? { proxy } : {}),
       trustedRealmHosts: opts.trustedRealmHost ?? [],
       addressPolicy,
     },

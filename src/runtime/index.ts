@@ -165,7 +165,14 @@ export {
   type LeaseDecision,
   type ObservedLease,
 } from './lease-decision.js';
-export { Manager, LeaderElectionLostError, type ManagerOptions } from './manager.js';
+export {
+  Manager,
+  LeaderElectionLostError,
+  type ManagerOptions,
+  metricsServing,
+  type MetricsFlags,
+  type MetricsServingOptions,
+} from './manager.js';
 export { ProbeServer, type Check, type ProbeServerOptions } from './probe-server.js';
 export {
   createLogger,

@@ -17,6 +17,9 @@ import { RuntimeError } from './errors.js';
 import { KubeEventRecorder, type EventRecorderOptions } from './event-recorder.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import { createLogger, isLogLevel, type LogFormat, type LogLevel, type Logger } from './logging.js';
+import { MetricsAuthFilter } from './metrics-auth-filter.js';
+import type { MetricsAuthLimits } from './metrics-auth.js';
+import { MetricsServer } from './metrics-auth-server.js';
 import { ProbeServer, type Check } from './probe-server.js';
 import type { Runnable, StartupStep } from './runnable.js';
 import type { WorkQueueMetricsProvider } from './workqueue/metrics.js';
@@ -47,6 +50,12 @@ export interface ManagerOptions {
    * when `port` is 0; false: none). See probe-server.ts for why.
    */
   probes?: false | { host?: string; port?: number; debugPort?: number | false };
+  /**
+   * Where /metrics is served. Default (or no `bindAddress`): on the probe port, plain HTTP, unauthenticated
+   * (development). With a `bindAddress`: on its own listener there, HTTPS behind TokenReview + SubjectAccessReview
+   * (`get` on /metrics) unless `secure` is false, and no longer on the probe port. `bindAddress: false`: nowhere.
+   */
+  metrics?: MetricsServingOptions;
   /** Informer tuning (namespace, resync, watchdog...). */
   informers?: Omit<SharedInformerFactoryOptions, 'client' | 'clock' | 'logger'>;
   /** Initial log level. Default: 'info' (the CLI passes --log-level / $TESSERA_LOG_LEVEL). */
@@ -62,6 +71,34 @@ export interface ManagerOptions {
   clock?: Clock;
 }
 
+/** The metrics listener, as `--metrics-bind-address`, `--metrics-secure` and `--metrics-cert-dir` give it. */
+export interface MetricsServingOptions {
+  bindAddress?: { host: string; port: number } | false;
+  /** HTTPS with authentication and authorization. Default: true. */
+  secure?: boolean;
+  /** tls.crt/tls.key (re-read when they change); unset: a self-signed certificate generated at start. */
+  certDir?: string;
+  /** Budgets of the authentication and authorization filter. */
+  authLimits?: Partial<MetricsAuthLimits>;
+}
+
+/** The metrics flags as commander hands them to an action (registered by addMetricsFlags in src/cli/flags.ts). */
+export interface MetricsFlags {
+  metricsBindAddress?: { host: string; port: number } | false;
+  /** Undefined unless --metrics-secure or --no-metrics-secure is given (secure then). */
+  metricsSecure?: boolean;
+  metricsCertDir?: string;
+}
+
+/** The Manager's `metrics` option from the metrics flags. */
+export function metricsServing(flags: MetricsFlags): MetricsServingOptions {
+  return {
+    ...(flags.metricsBindAddress === undefined ? {} : { bindAddress: flags.metricsBindAddress }),
+    ...(flags.metricsSecure === undefined ? {} : { secure: flags.metricsSecure }),
+    ...(flags.metricsCertDir === undefined ? {} : { certDir: flags.metricsCertDir }),
+  };
+}
+
 type LeveledLogger = Logger & { level?: string };
 
 export class Manager {
@@ -74,6 +111,7 @@ export class Manager {
   readonly logger: Logger;
   readonly clock: Clock;
   private readonly probes: ProbeServer | undefined;
+  private readonly metricsServer: MetricsServer | undefined;
   private readonly runnables: Runnable[] = [];
   private readonly startupSteps: StartupStep[] = [];
   /** The start-up step under way; undefined before start() and once every step is done. */
@@ -101,8 +139,37 @@ export class Manager {
       clock: this.clock,
       logger: this.logger,
     });
+    const metrics = options.metrics?.bindAddress;
+    if (metrics) {
+      const secure = options.metrics?.secure ?? true;
+      this.metricsServer = new MetricsServer({
+        host: metrics.host,
+        port: metrics.port,
+        registry: this.registry,
+        secure,
+        certDir: options.metrics?.certDir,
+        clock: this.clock,
+        logger: this.logger,
+        filter: secure
+          ? new MetricsAuthFilter({
+              client: this.client,
+              limits: options.metrics?.authLimits,
+              clock: this.clock,
+              logger: this.logger,
+            })
+          : undefined,
+      });
+    }
     if (options.probes !== false) {
       this.probes = new ProbeServer({
+        serveMetrics:
+          metrics === undefined
+            ? true
+            : metrics === false
+              ? false
+              : {
+                  movedTo: `${options.metrics?.secure === false ? 'http' : 'https'}://:${metrics.port}/metrics`,
+                },
         host: options.probes?.host,
         port: options.probes?.port,
         debugPort: options.probes?.debugPort,
@@ -180,6 +247,11 @@ export class Manager {
     return this.probes?.port() ?? 0;
   }
 
+  /** Bound port of the metrics listener (0 before start, or when /metrics has none of its own). */
+  metricsPort(): number {
+    return this.metricsServer?.port() ?? 0;
+  }
+
   /** Bound port of the loopback-only listener that accepts log level changes (0 when there is none). */
   debugPort(): number {
     return this.probes?.debugPort() ?? 0;
@@ -244,7 +316,11 @@ export class Manager {
     try {
       this.startingUp = this.startupSteps[0]?.name;
       await this.probes?.listen();
-      this.logger.info({ probePort: this.probePort(), debugPort: this.debugPort() }, 'manager starting');
+      await this.metricsServer?.listen();
+      this.logger.info(
+        { probePort: this.probePort(), debugPort: this.debugPort(), metricsPort: this.metricsPort() },
+        'manager starting',
+      );
       await this.runStartupSteps(stop.signal);
       if (!stop.signal.aborted)
         startAll(
@@ -314,6 +390,7 @@ export class Manager {
       election.abort();
       caches.abort();
       await this.probes?.close();
+      await this.metricsServer?.close();
       await this.client.close();
     }
     if (failure !== undefined) throw failure;

@@ -1,5 +1,6 @@
 // Plain-HTTP endpoints for the kubelet and Prometheus: /healthz and /readyz (200 "ok" or 500 listing the failing
-// checks; `?verbose` lists all), /metrics (prom-client text format), and /debug/loglevel (GET the current level;
+// checks; `?verbose` lists all), /metrics (prom-client text format; unless the metrics have their own, usually
+// authenticated HTTPS listener, ./metrics-auth-server.ts), and /debug/loglevel (GET the current level;
 // PUT a new one, so verbosity can be raised on a live process). Checks are synchronous and must be cheap.
 //
 // Why changing the level is served on loopback only: the probe port has no authentication and is usually bound to
@@ -33,6 +34,11 @@ export interface ProbeServerOptions {
    */
   debugPort?: number | false;
   registry: Registry;
+  /**
+   * Serve /metrics here (plain HTTP, no authentication). Default: true. False when the metrics have their own
+   * listener (./metrics-auth-server.ts): then this port answers /metrics with 404 and names where they moved.
+   */
+  serveMetrics?: boolean | { movedTo: string };
   getLogLevel: () => LogLevel;
   setLogLevel: (level: LogLevel) => void;
   logger?: Logger;
@@ -172,6 +178,14 @@ export class ProbeServer {
         return this.checks(res, this.health, url.searchParams.has('verbose'));
       if (url.pathname === '/readyz') return this.checks(res, this.ready, url.searchParams.has('verbose'));
       if (url.pathname === '/metrics') {
+        const moved = this.options.serveMetrics;
+        if (moved !== undefined && moved !== true) {
+          const where = typeof moved === 'object' ? `: they are served at ${moved.movedTo}` : ' (disabled)';
+          res
+            .writeHead(404, { 'content-type': 'text/plain' })
+            .end(`metrics are not served on this port${where}\n`);
+          return;
+        }
         const body = await this.options.registry.metrics();
         res.writeHead(200, { 'content-type': this.options.registry.contentType });
         res.end(body);

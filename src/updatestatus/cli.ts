@@ -1,7 +1,13 @@
 // `tessera upgrade status`: oc adm upgrade status, from a live cluster or a snapshot. Only commander is imported
 // here; the implementation loads when the command runs.
 import type { Command } from 'commander';
-import { collectRepeatable, parseDuration, parseListenPort, parseServerUrl } from '../cli/flags.js';
+import {
+  addMetricsFlags,
+  collectRepeatable,
+  parseDuration,
+  parseListenPort,
+  parseServerUrl,
+} from '../cli/flags.js';
 import type { UpgradeStatusFlags } from './command.js';
 import type { UpdateStatusControllerFlags } from './controller-command.js';
 
@@ -66,8 +72,7 @@ export function registerUpgradeCommands(program: Command): void {
       process.exitCode = await runUpgradeStatus(parseUpgradeStatusOptions(opts));
     });
 
-  upgrade
-    .command('status-controller')
+  addMetricsFlags(upgrade.command('status-controller'))
     .description(
       'run the update status controller alone (as deploy/updatestatus does): writes the UpdateStatus from ClusterVersion, ClusterOperators, MachineConfigPools, Nodes and alerts',
     )

@@ -2,7 +2,15 @@
 // leader election on a Lease in its own namespace, probes and metrics, and the controller reading alerts with its
 // own service account. /readyz is ready once the UpdateStatus CRD is installed and the caches synced, on the
 // leader and on a standby alike. `tessera start` runs the same controller beside the other controllers.
-import { loadKubeConfig, Manager, type Logger, type LogLevel } from '../runtime/index.js';
+import {
+  loadKubeConfig,
+  Manager,
+  type Logger,
+  metricsServing,
+  type LogLevel,
+  type MetricsFlags,
+  type MetricsServingOptions,
+} from '../runtime/index.js';
 import { addUpdateStatusController } from './runnable.js';
 
 /** What the command's flags say. */
@@ -14,10 +22,12 @@ export interface UpdateStatusControllerCommandOptions {
   readonly probePort?: number;
   readonly leaderElection: boolean;
   readonly prometheusUrl?: string;
+  /** --metrics-bind-address, --metrics-secure, --metrics-cert-dir. */
+  readonly metrics?: MetricsServingOptions;
 }
 
 /** The command's flags, as commander has parsed them (src/updatestatus/cli.ts). */
-export interface UpdateStatusControllerFlags {
+export interface UpdateStatusControllerFlags extends MetricsFlags {
   readonly kubeconfig?: string;
   readonly namespace?: string;
   readonly probePort?: number;
@@ -37,6 +47,7 @@ export function parseControllerOptions(
     probePort: opts.probePort,
     leaderElection: opts.leaderElect !== false,
     prometheusUrl: opts.prometheusUrl,
+    metrics: metricsServing(opts),
   };
 }
 
@@ -55,6 +66,7 @@ export async function runUpdateStatusController(
     name: 'tessera-updatestatus',
     leaderElection: options.leaderElection ? { leaseNamespace: options.namespace } : false,
     probes: options.probePort === undefined ? {} : { port: options.probePort },
+    metrics: options.metrics,
     logger: logging.logger,
     logLevel: logging.logLevel,
     handleSignals: signal === undefined,

@@ -20,11 +20,15 @@ export const OPENSHIFT_NAMESPACES = [
 
 /**
  * A minimal, schema-less stand-in for one of the Prometheus operator's CRDs, as OpenShift has them: PrometheusRule
- * so pod placement's rule applies as shipped (deploy/ and the OLM bundle), Prometheus so `kubectl auth can-i`
+ * and ServiceMonitor so pod placement's rule and ServiceMonitor apply as shipped (deploy/ and the OLM bundle), Prometheus so `kubectl auth can-i`
  * resolves `prometheuses/api` (it checks an unknown resource type in the core group instead).
  */
-export function prometheusOperatorCrd(kind: 'PrometheusRule' | 'Prometheus'): object {
-  const plural = kind === 'PrometheusRule' ? 'prometheusrules' : 'prometheuses';
+export function prometheusOperatorCrd(kind: 'PrometheusRule' | 'Prometheus' | 'ServiceMonitor'): object {
+  const plural = {
+    PrometheusRule: 'prometheusrules',
+    Prometheus: 'prometheuses',
+    ServiceMonitor: 'servicemonitors',
+  }[kind];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -55,7 +59,7 @@ export async function prepareOpenShiftLikeCluster(
   await installOpenShiftDevCrds(client);
   await installNodePoolCrds(client, 'management');
   await installNodePoolCrds(client, 'hosted');
-  for (const kind of ['PrometheusRule', 'Prometheus'] as const)
+  for (const kind of ['PrometheusRule', 'Prometheus', 'ServiceMonitor'] as const)
     await client.request({
       method: 'POST',
       path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',

@@ -2,7 +2,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { BackoffOptions, Logger, LogLevel, Manager, ManagerOptions } from '../../runtime/index.js';
 import { InvalidArgumentError } from '../../runtime/light.js';
-import type { AddressPolicy, ImageInspector } from '../../registry/index.js';
+import type { AddressPolicy, ImageInspector, ProxyConfig } from '../../registry/index.js';
 import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID } from '../constants.js';
 import type { PlacementPlan } from '../placement-plan.js';
 import type { WebhookEndpoint } from '../webhook-configurations.js';
@@ -59,6 +59,8 @@ export interface PodPlacementOperatorOptions {
   tls?: WebhookTlsMode;
   /** Probe/metrics server (/healthz, /readyz, /metrics); false disables. Default: { port: 8081 }. */
   probes?: false | { host?: string; port?: number };
+  /** Where /metrics is served (--metrics-bind-address...). Default: on the probe port. */
+  metrics?: ManagerOptions['metrics'];
   /** Leader election for the reconcilers. Default: true. */
   leaderElection?: boolean;
   /** Install/upgrade the CRDs at start (needs CRD write access). Default: false. */
@@ -86,6 +88,11 @@ export interface PodPlacementOperatorOptions {
      * too). Default: only link-local and unspecified addresses are refused (always, whatever the policy).
      */
     addressPolicy?: AddressPolicy;
+    /**
+     * Egress proxy for registry connections (HTTPS_PROXY / HTTP_PROXY / NO_PROXY of the operator's environment, as
+     * OLM sets them from the cluster proxy). Default: none, every connection is direct.
+     */
+    proxy?: ProxyConfig;
   };
   /** Wait before the 2nd inspection attempt, in ms (doubles each time). Default: 2,000. */
   retryBaseDelayMs?: number;
@@ -174,6 +181,7 @@ export function managerOptions(
         : { leaseNamespace: settings.namespace, leaseName: LEADER_ELECTION_ID },
     // Undefined: the runtime's probe server on its default port (8081).
     probes: options.probes,
+    metrics: options.metrics,
     logLevel: options.logLevel,
     logger: options.logger,
     handleSignals: options.handleSignals,

@@ -316,6 +316,14 @@ describe('least-privilege RBAC of the new service accounts (kubectl auth can-i)'
       [NODEPOOL, 'delete', 'configmaps', TENANT, 'yes'],
       [NODEPOOL, 'create', 'events.events.k8s.io', TENANT, 'yes'],
       [NODEPOOL, 'patch', 'events.events.k8s.io', TENANT, 'yes'],
+      // The `nodepools` informer of the UpdateStatus: its own entries of the status, by server-side apply.
+      [NODEPOOL, 'create', 'updatestatuses.update.openshift.io', '*', 'yes'],
+      [NODEPOOL, 'get', 'updatestatuses.update.openshift.io/cluster', '*', 'yes'],
+      [NODEPOOL, 'patch', 'updatestatuses.update.openshift.io/cluster', '*', 'yes', 'status'],
+      [NODEPOOL, 'patch', 'updatestatuses.update.openshift.io/cluster', '*', 'no'],
+      [NODEPOOL, 'patch', 'updatestatuses.update.openshift.io/other', '*', 'no', 'status'],
+      [NODEPOOL, 'watch', 'machineconfigpools.machineconfiguration.openshift.io', '*', 'yes'],
+      [NODEPOOL, 'update', 'machineconfigpools.machineconfiguration.openshift.io', '*', 'no'],
       // A NodePool's spec and life belong to HyperShift; status is written with update only.
       [NODEPOOL, 'update', 'nodepools.hypershift.openshift.io', TENANT, 'no'],
       [NODEPOOL, 'patch', 'nodepools.hypershift.openshift.io', TENANT, 'no', 'status'],

@@ -66,7 +66,7 @@ interface Manifest {
   metadata: { name: string };
 }
 
-/** The overlay rendered by kubectl's kustomize, without the PrometheusRule (its CRD is not installed here). */
+/** The overlay rendered by kubectl's kustomize, without the PrometheusRule and ServiceMonitor (no CRDs here). */
 async function rendered(overlay: string): Promise<Manifest[]> {
   const { stdout } = await run(binaryPaths().kubectl, [
     'kustomize',
@@ -74,7 +74,7 @@ async function rendered(overlay: string): Promise<Manifest[]> {
   ]);
   return parseAllDocuments(stdout)
     .map((d) => d.toJSON() as Manifest)
-    .filter((o) => o.kind !== 'PrometheusRule');
+    .filter((o) => o.kind !== 'PrometheusRule' && o.kind !== 'ServiceMonitor');
 }
 
 const yaml = (objects: readonly Manifest[]): string => objects.map((o) => stringify(o)).join('---\n');

@@ -333,16 +333,19 @@ describe('OLM catalog path: opm serve, CatalogSource, Subscription, InstallPlan'
     // The bundle ships a PrometheusRule: OLM's InstallPlan fails on a cluster without the Prometheus operator's
     // CRD ("GroupVersionKind monitoring.coreos.com/v1, Kind=PrometheusRule not found on the cluster"). OpenShift
     // has it; so does this cluster from here on (a minimal stand-in, as test/integration/deploy does).
-    await create(
-      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-      prometheusOperatorCrd('PrometheusRule'),
-    );
-    await waitFor('PrometheusRule CRD established', async () => {
-      const crd = await get<Crd>(
-        '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/prometheusrules.monitoring.coreos.com',
-      );
-      expect(crd.status?.conditions?.find((c) => c.type === 'Established')?.status).toBe('True');
-    });
+    // The same for its ServiceMonitor.
+    for (const [kind, plural] of [
+      ['PrometheusRule', 'prometheusrules'],
+      ['ServiceMonitor', 'servicemonitors'],
+    ] as const) {
+      await create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', prometheusOperatorCrd(kind));
+      await waitFor(`${kind} CRD established`, async () => {
+        const crd = await get<Crd>(
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${plural}.monitoring.coreos.com`,
+        );
+        expect(crd.status?.conditions?.find((c) => c.type === 'Established')?.status).toBe('True');
+      });
+    }
     const extract = [
       'alpha',
       'bundle',

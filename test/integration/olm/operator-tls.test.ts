@@ -289,6 +289,10 @@ async function startFromCsv(
     [
       ...['--import', 'tsx', path.join(projectRoot, 'src/cli/main.ts'), ...container.args],
       ...['--kubeconfig', kubeconfig, '--probe-port', String(probePort), ...overrides],
+      // The CSV's metrics listener (:8443 in every pod, the service CA's certificate) cannot be shared by two
+      // processes on one host, and the service CA does not run here: off (test/integration/podplacement/
+      // metrics-monitoring.test.ts runs it as the CSV has it).
+      '--metrics-bind-address=0',
     ],
     { cwd: projectRoot, stdio: ['ignore', fd, fd], env: { ...process.env, POD_NAMESPACE: NS } },
   );
