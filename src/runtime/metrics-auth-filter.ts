@@ -1,8 +1,9 @@
 // The imperative shell of the metrics filter (decisions in ./metrics-auth.ts): asks the API server a TokenReview
 // and a SubjectAccessReview with the process's own credentials, caches the outcome by token hash, shares one review
 // between concurrent requests that carry the same token, and refuses with 429 (no API call) once
-// `maxConcurrentReviews` reviews are in flight. A review that fails (API server unreachable, 5xx, forbidden to the
-// operator's own service account) answers 503 and is not cached.
+// `maxConcurrentReviews` reviews are in flight, or `maxConcurrentReviewsPerClient` for the request's client
+// address. A review that fails (API server unreachable, 5xx, forbidden to the operator's own service account)
+// answers 503 and is not cached.
 import type { KubeClient } from './client.js';
 import { realClock, type Clock } from './clock.js';
 import type { Logger } from './logging.js';
@@ -35,6 +36,8 @@ export class MetricsAuthFilter {
   private readonly logger: Logger;
   /** Reviews in flight by token key; its size is the concurrency the limit bounds. */
   private readonly inFlight = new Map<string, Promise<MetricsAuthDecision>>();
+  /** Reviews in flight by client address (at most one entry per review in flight). */
+  private readonly inFlightByClient = new Map<string, number>();
   private apiCalls = 0;
 
   constructor(private readonly options: MetricsAuthFilterOptions) {
@@ -49,15 +52,17 @@ export class MetricsAuthFilter {
     return this.apiCalls;
   }
 
-  /** The decision for a request with these method and Authorization header. */
+  /** The decision for a request with these method, Authorization header and client address. */
   async decide(
     method: string | undefined,
     authorization: string | readonly string[] | undefined,
+    client = '',
   ): Promise<MetricsAuthDecision> {
     const parsed = bearerToken(authorization, this.limits);
     if ('refusal' in parsed) return parsed.refusal;
     const verb = metricsVerb(method) ?? 'get';
-    const key = tokenKey(parsed.token);
+    // A decision is for one verb: a token allowed `get` is not thereby allowed `head`.
+    const key = `${verb}:${tokenKey(parsed.token)}`;
     const cached = this.cache.get(key, this.clock.now());
     if (cached) return cached;
     const pending = this.inFlight.get(key);
@@ -68,15 +73,26 @@ export class MetricsAuthFilter {
         status: 429,
         reason: `${this.limits.maxConcurrentReviews} credential reviews already in flight; retry shortly`,
       };
+    const ofClient = this.inFlightByClient.get(client) ?? 0;
+    if (ofClient >= this.limits.maxConcurrentReviewsPerClient)
+      return {
+        allowed: false,
+        status: 429,
+        reason: `${ofClient} credential reviews of this client already in flight; retry shortly`,
+      };
     const review = this.review(parsed.token, verb).then((decision) => {
       this.cache.set(key, decision, this.clock.now());
       return decision;
     });
     this.inFlight.set(key, review);
+    this.inFlightByClient.set(client, ofClient + 1);
     try {
       return await review;
     } finally {
       this.inFlight.delete(key);
+      const left = (this.inFlightByClient.get(client) ?? 1) - 1;
+      if (left > 0) this.inFlightByClient.set(client, left);
+      else this.inFlightByClient.delete(client);
     }
   }
 
@@ -99,7 +115,7 @@ export class MetricsAuthFilter {
         body: subjectAccessReviewBody(authenticated.user, verb),
         timeoutMs,
       });
-      return accessReviewDecision(accessReview, authenticated.user);
+      return accessReviewDecision(accessReview, authenticated.user, verb);
     } catch (err) {
       this.logger.warn(
         { err: err instanceof Error ? err.message : String(err) },

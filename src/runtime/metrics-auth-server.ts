@@ -150,7 +150,7 @@ export class MetricsServer {
     if (this.options.secure) {
       const filter = this.options.filter;
       const decision = filter
-        ? await filter.decide(req.method, req.headers.authorization)
+        ? await filter.decide(req.method, req.headers.authorization, req.socket.remoteAddress)
         : ({ allowed: false, status: 503, reason: 'no authorization filter configured' } as const);
       if (!decision.allowed) {
         this.logger.debug(

@@ -133,6 +133,18 @@ describe('MetricsDecisionCache', () => {
     expect(cache.get('a', 0)).toBeUndefined();
   });
 
+  it('keeps an allowed decision however many refusals of strangers arrive: refusals are dropped first', () => {
+    const maxCacheBytes = 4096;
+    const cache = new MetricsDecisionCache({ ...METRICS_AUTH_LIMITS, maxCacheBytes, maxCacheEntries: 8 });
+    cache.set('prometheus', allowed, 0);
+    for (let i = 0; i < 10_000; i++) {
+      cache.set(tokenKey(`stranger-${i}`), { allowed: false, status: 401, reason: 'not authenticated' }, 0);
+      expect(cache.size().bytes).toBeLessThanOrEqual(maxCacheBytes);
+      expect(cache.size().entries).toBeLessThanOrEqual(8);
+    }
+    expect(cache.get('prometheus', 1)).toEqual(allowed);
+  });
+
   it('keys by SHA-256, so no credential is held', () => {
     expect(tokenKey('secret-token')).toMatch(/^[0-9a-f]{64}$/);
     expect(tokenKey('secret-token')).not.toContain('secret');
@@ -162,16 +174,38 @@ describe('MetricsAuthFilter budgets', () => {
   it('answers 429 without an API call once maxConcurrentReviews reviews are in flight', async () => {
     const api = heldApiServer();
     const filter = new MetricsAuthFilter({ client: api.client, limits: { maxConcurrentReviews: 2 } });
-    const first = filter.decide('GET', 'Bearer stranger-1');
-    const second = filter.decide('GET', 'Bearer stranger-2');
+    const first = filter.decide('GET', 'Bearer stranger-1', '10.0.0.1');
+    const second = filter.decide('GET', 'Bearer stranger-2', '10.0.0.2');
     await flush();
-    const refused = await filter.decide('GET', 'Bearer stranger-3');
+    const refused = await filter.decide('GET', 'Bearer stranger-3', '10.0.0.3');
     expect(refused).toMatchObject({ allowed: false, status: 429 });
     expect(api.waiting).toHaveLength(2);
     expect(filter.reviewsSent()).toBe(2);
     for (const w of api.waiting.splice(0)) w.answer({ status: { authenticated: false } });
     expect(await first).toMatchObject({ status: 401 });
     expect(await second).toMatchObject({ status: 401 });
+  });
+
+  it('gives one client at most maxConcurrentReviewsPerClient reviews, so a stranger cannot starve the scraper', async () => {
+    const api = heldApiServer();
+    const filter = new MetricsAuthFilter({
+      client: api.client,
+      limits: { maxConcurrentReviews: 4, maxConcurrentReviewsPerClient: 1 },
+    });
+    const stranger = filter.decide('GET', 'Bearer stranger-1', '10.0.0.66');
+    await flush();
+    for (let i = 2; i < 50; i++)
+      expect(await filter.decide('GET', `Bearer stranger-${i}`, '10.0.0.66')).toMatchObject({ status: 429 });
+    const prometheus = filter.decide('GET', 'Bearer prometheus', '10.0.0.7');
+    await flush();
+    expect(api.waiting.map((w) => w.token)).toEqual(['stranger-1', 'prometheus']);
+    for (const w of api.waiting.splice(0)) w.answer({ status: { authenticated: false } });
+    expect(await stranger).toMatchObject({ status: 401 });
+    expect(await prometheus).toMatchObject({ status: 401 });
+    // The client's slot is free again once its review is answered.
+    void filter.decide('GET', 'Bearer stranger-99', '10.0.0.66');
+    await flush();
+    expect(api.waiting).toHaveLength(1);
   });
 
   it('shares one review between concurrent requests with the same token, then answers from the cache', async () => {
@@ -195,6 +229,26 @@ describe('MetricsAuthFilter budgets', () => {
     void filter.decide('GET', 'Bearer prometheus');
     await flush();
     expect(api.waiting).toHaveLength(1);
+  });
+
+  it('checks HEAD as the verb head, as the API server and controller-runtime do: a get grant does not cover it', async () => {
+    const api = heldApiServer();
+    const filter = new MetricsAuthFilter({ client: api.client });
+    const get = filter.decide('GET', 'Bearer prometheus');
+    await flush();
+    api.waiting.shift()?.answer({ status: { authenticated: true, user: PROMETHEUS } });
+    await flush();
+    api.waiting.shift()?.answer({ status: { allowed: true } });
+    expect(await get).toMatchObject({ allowed: true });
+    // The allowed get is not reused for HEAD: a review of its own, for the verb head.
+    const head = filter.decide('HEAD', 'Bearer prometheus');
+    await flush();
+    api.waiting.shift()?.answer({ status: { authenticated: true, user: PROMETHEUS } });
+    await flush();
+    const access = api.waiting.shift();
+    expect(access?.path).toBe('/apis/authorization.k8s.io/v1/subjectaccessreviews');
+    access?.answer({ status: { allowed: false } });
+    expect(await head).toMatchObject({ allowed: false, status: 403, reason: expect.stringContaining('may not head') });
   });
 
   it('a request without a token costs no API call', async () => {

@@ -8,8 +8,9 @@
 //  - a request without a bearer token, or with one over MAX_TOKEN_BYTES, gets 401 and costs no API call;
 //  - decisions are cached by the token's SHA-256 (never the token itself) for a short time, in a cache bounded by
 //    bytes as well as entries, so Prometheus' scrapes cost one review pair a minute, not one per scrape;
-//  - reviews in flight at once are bounded by the filter (see MetricsAuthLimits.maxConcurrentReviews): past it a
-//    request gets 429 without an API call, so strangers cannot make the operator flood the API server.
+//  - reviews in flight at once are bounded by the filter, in all and per client address (see
+//    MetricsAuthLimits.maxConcurrentReviews): past either a request gets 429 without an API call, so strangers
+//    cannot make the operator flood the API server, nor one stranger take every slot from the scraper.
 import { createHash } from 'node:crypto';
 import { isRecord } from './json.js';
 
@@ -19,6 +20,11 @@ export interface MetricsAuthLimits {
   readonly maxTokenBytes: number;
   /** Review pairs (TokenReview, then SubjectAccessReview) in flight at once; past it: 429, no API call. */
   readonly maxConcurrentReviews: number;
+  /**
+   * Of those, review pairs in flight for one client address; past it: 429, no API call. So one stranger sending new
+   * tokens cannot hold every review slot while the scraper's cached decision expires (its scrapes would get 429).
+   */
+  readonly maxConcurrentReviewsPerClient: number;
   /** Bytes the decision cache may hold (keys, user names and reasons counted). */
   readonly maxCacheBytes: number;
   /** Entries the decision cache may hold. */
@@ -34,6 +40,7 @@ export interface MetricsAuthLimits {
 export const METRICS_AUTH_LIMITS: MetricsAuthLimits = {
   maxTokenBytes: 8 * 1024,
   maxConcurrentReviews: 4,
+  maxConcurrentReviewsPerClient: 1,
   maxCacheBytes: 256 * 1024,
   maxCacheEntries: 1024,
   allowTtlMs: 60_000,
@@ -120,7 +127,7 @@ export function tokenReviewDecision(
   };
 }
 
-/** The SubjectAccessReview of `get /metrics` for `user` (the API server's `extra` map is passed on as it was). */
+/** The SubjectAccessReview of `VERB /metrics` for `user` (the API server's `extra` map is passed on as it was). */
 export function subjectAccessReviewBody(user: ReviewedUser, verb = 'get'): object {
   return {
     apiVersion: 'authorization.k8s.io/v1',
@@ -136,20 +143,24 @@ export function subjectAccessReviewBody(user: ReviewedUser, verb = 'get'): objec
 }
 
 /** Allowed, or the 403 decision, from an answered SubjectAccessReview. */
-export function accessReviewDecision(review: unknown, user: ReviewedUser): MetricsAuthDecision {
+export function accessReviewDecision(review: unknown, user: ReviewedUser, verb = 'get'): MetricsAuthDecision {
   const status = isRecord(review) && isRecord(review['status']) ? review['status'] : {};
   if (status['allowed'] === true && status['denied'] !== true) return { allowed: true, user: user.username };
   const why = typeof status['reason'] === 'string' && status['reason'] !== '' ? `: ${status['reason']}` : '';
   return {
     allowed: false,
     status: 403,
-    reason: `user "${user.username.slice(0, 256)}" may not get ${METRICS_PATH}${why.slice(0, 200)}; grant it with a (Cluster)Role rule nonResourceURLs: ["${METRICS_PATH}"], verbs: ["get"]`,
+    reason: `user "${user.username.slice(0, 256)}" may not ${verb} ${METRICS_PATH}${why.slice(0, 200)}; grant it with a (Cluster)Role rule nonResourceURLs: ["${METRICS_PATH}"], verbs: ["${verb}"]`,
   };
 }
 
-/** The Kubernetes verb of an HTTP method, as the API server's request-info resolver maps it for non-resources. */
-export function metricsVerb(method: string | undefined): string | undefined {
-  if (method === 'GET' || method === 'HEAD') return 'get';
+/**
+ * The Kubernetes verb of an HTTP method for a non-resource URL: the lower-cased method, as the API server's
+ * request-info resolver and controller-runtime's filter take it (so HEAD needs a `head` grant, not `get`).
+ */
+export function metricsVerb(method: string | undefined): 'get' | 'head' | undefined {
+  if (method === 'GET') return 'get';
+  if (method === 'HEAD') return 'head';
   return undefined;
 }
 
@@ -169,11 +180,13 @@ function entryBytes(key: string, decision: MetricsAuthDecision): number {
 
 /**
  * Decisions by token key, each until its expiry, within `maxCacheBytes` and `maxCacheEntries`: past either, the
- * oldest entries go first. Only 401, 403 and allowed decisions are kept (a 429 or 503 says nothing about the token).
- * Time comes from the caller, so the cache is a pure data structure.
+ * oldest refusals go first, and allowed decisions only when no refusal is left, so strangers sending new tokens
+ * cannot push the scraper's decision out. Only 401, 403 and allowed decisions are kept (a 429 or 503 says nothing
+ * about the token). Time comes from the caller, so the cache is a pure data structure.
  */
 export class MetricsDecisionCache {
-  private readonly entries = new Map<string, CacheEntry>();
+  private readonly allowed = new Map<string, CacheEntry>();
+  private readonly refused = new Map<string, CacheEntry>();
   private bytes = 0;
 
   constructor(
@@ -184,7 +197,7 @@ export class MetricsDecisionCache {
   ) {}
 
   get(key: string, now: number): MetricsAuthDecision | undefined {
-    const entry = this.entries.get(key);
+    const entry = this.allowed.get(key) ?? this.refused.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= now) {
       this.remove(key, entry);
@@ -197,24 +210,32 @@ export class MetricsDecisionCache {
     if (!decision.allowed && decision.status !== 401 && decision.status !== 403) return;
     const bytes = entryBytes(key, decision);
     if (bytes > this.limits.maxCacheBytes) return;
-    const old = this.entries.get(key);
+    const old = this.allowed.get(key) ?? this.refused.get(key);
     if (old) this.remove(key, old);
     const ttl = decision.allowed ? this.limits.allowTtlMs : this.limits.denyTtlMs;
-    this.entries.set(key, { decision, expiresAt: now + ttl, bytes });
+    (decision.allowed ? this.allowed : this.refused).set(key, { decision, expiresAt: now + ttl, bytes });
     this.bytes += bytes;
-    for (const [oldestKey, oldest] of this.entries) {
-      if (this.bytes <= this.limits.maxCacheBytes && this.entries.size <= this.limits.maxCacheEntries) break;
-      this.remove(oldestKey, oldest);
-    }
+    for (const map of [this.refused, this.allowed])
+      for (const [oldestKey, oldest] of map) {
+        if (!this.overBudget()) return;
+        this.remove(oldestKey, oldest);
+      }
   }
 
   /** Entries and bytes held (for tests and metrics). */
   size(): { entries: number; bytes: number } {
-    return { entries: this.entries.size, bytes: this.bytes };
+    return { entries: this.allowed.size + this.refused.size, bytes: this.bytes };
+  }
+
+  private overBudget(): boolean {
+    return (
+      this.bytes > this.limits.maxCacheBytes ||
+      this.allowed.size + this.refused.size > this.limits.maxCacheEntries
+    );
   }
 
   private remove(key: string, entry: CacheEntry): void {
-    this.entries.delete(key);
+    (entry.decision.allowed ? this.allowed : this.refused).delete(key);
     this.bytes -= entry.bytes;
   }
 }
