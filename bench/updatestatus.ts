@@ -1,7 +1,10 @@
-// `npm run bench -- updatestatus`: `tessera upgrade status --details=all --mock-clusterversion` on a synthetic
-// cluster scaled from a shared oc snapshot (5,000 nodes in 10 pools, 60 operators; then 10,000 nodes): whole
-// command (read + parse + assess + render) against the floor of only reading and parsing the same files.
-// Each measurement runs in a fresh child process so peak RSS belongs to that work alone; times are medians.
+// `npm run bench -- updatestatus [command|controller|informers ...]` (all three without a name):
+// - command: `tessera upgrade status --details=all --mock-clusterversion` on a synthetic cluster scaled from a
+//   shared oc snapshot (5,000 nodes in 10 pools, 60 operators; then 10,000 nodes): whole command (read + parse +
+//   assess + render) against the floor of only reading and parsing the same files. Each measurement runs in a fresh
+//   child process so peak RSS belongs to that work alone; times are medians.
+// - controller: the update status controller on a real API server, 100 node changes/s on 5,000 nodes.
+// - informers: the same with three informers writing at once (the controller's, pod placement's, NodePools').
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -17,7 +20,7 @@ import { Annotations } from '../src/updatestatus/nodestate.js';
 import { renderUpdateStatus } from '../src/updatestatus/render.js';
 import { loadSnapshot, parseYaml, snapshotPaths } from '../src/updatestatus/snapshot.js';
 import { fixturePath } from '../test/support/fixtures.js';
-import { startDevCluster } from '../src/devcluster/cluster.js';
+import { type DevCluster, startDevCluster } from '../src/devcluster/cluster.js';
 import { SharedInformerFactory } from '../src/runtime/cache/informer-factory.js';
 import { KubeClient } from '../src/runtime/client.js';
 import type { KubeObject } from '../src/runtime/object.js';
@@ -26,6 +29,16 @@ import { Nodes } from '../src/runtime/resources.js';
 import { UpdateStatuses, installUpdateStatusCrd } from '../src/updatestatus/api/install.js';
 import type { UpdateStatus } from '../src/updatestatus/api/schema.js';
 import { createUpdateStatusController } from '../src/updatestatus/controller.js';
+import { InsightPublisher } from '../src/updatestatus/informer.js';
+import { Manager } from '../src/runtime/manager.js';
+import { Namespaces } from '../src/runtime/resources.js';
+import { realClock } from '../src/runtime/clock.js';
+import { createLogger } from '../src/runtime/logging.js';
+import { RegistryFailureWindow, podPlacementContribution } from '../src/podplacement/update-insights.js';
+import { installNodePoolCrds } from '../src/nodepool/api/install.js';
+import type { NodePool } from '../src/nodepool/api/types.js';
+import { NodePools } from '../src/nodepool/resources.js';
+import { addNodePoolUpdateInsights } from '../src/nodepool/management/update-insights.js';
 import {
   ClusterOperators,
   ClusterVersions,
@@ -192,22 +205,24 @@ async function inBatches<T>(
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
 }
 
-/**
- * The controller on a real API server: 5,000 nodes in 10 pools, all updating; then 100 nodes per second finish
- * their update for 10 s. Latency: from each batch's last write to the first UpdateStatus showing the batch in
- * the pools' counts. Writes: status writes per second over the changing period.
- */
-export async function controllerBench(): Promise<BenchMetric[]> {
+/** A dev cluster in the middle of an update: 5,000 nodes in 10 pools (master + 9 worker pools), all updating. */
+interface UpdatingCluster {
+  readonly cluster: DevCluster;
+  readonly client: KubeClient;
+  readonly nodes: ResourceClient<KubeObject>;
+  /** The worker nodes, in the order the change batches take them. */
+  readonly workers: readonly string[];
+  /** Marks `name` (a worker node) updated: its current config becomes its pool's new one. */
+  readonly finishNode: (name: string) => Promise<unknown>;
+}
+
+async function startUpdatingCluster(name: string): Promise<UpdatingCluster> {
   const cluster = await startDevCluster({
-    name: 'bench-updatestatus',
+    name,
     nodes: 'none',
     stateRoot: mkdtempSync(path.join(os.tmpdir(), 'tessera-bench-us-')),
   });
   const client = new KubeClient(await cluster.kubeConfig());
-  const stop = new AbortController();
-  // Seven informers and the controller listen on this one signal.
-  setMaxListeners(32, stop.signal);
-  const running: Promise<void>[] = [];
   try {
     await installOpenShiftDevCrds(client);
     await installUpdateStatusCrd(client);
@@ -303,6 +318,40 @@ export async function controllerBench(): Promise<BenchMetric[]> {
         }),
     );
 
+    const finishNode = (name: string) => {
+      const pool = poolOf(nodeNames.indexOf(name));
+      return nodes.mergePatch(
+        { name },
+        {
+          metadata: {
+            annotations: {
+              [Annotations.currentConfig]: `rendered-${pool}-new`,
+              [Annotations.state]: 'Done',
+            },
+          },
+        },
+      );
+    };
+    return { cluster, client, nodes, workers: nodeNames.filter((_, i) => i >= 3), finishNode };
+  } catch (err) {
+    await client.close();
+    await cluster.stop({ wipe: true });
+    throw err;
+  }
+}
+
+/**
+ * The controller on a real API server: 5,000 nodes in 10 pools, all updating; then 100 nodes per second finish
+ * their update for 10 s. Latency: from each batch's last write to the first UpdateStatus showing the batch in
+ * the pools' counts. Writes: status writes per second over the changing period.
+ */
+export async function controllerBench(): Promise<BenchMetric[]> {
+  const { cluster, client, workers, finishNode } = await startUpdatingCluster('bench-updatestatus');
+  const stop = new AbortController();
+  // Seven informers and the controller listen on this one signal.
+  setMaxListeners(32, stop.signal);
+  const running: Promise<void>[] = [];
+  try {
     const informers = new SharedInformerFactory({ client });
     const { controller, stats } = createUpdateStatusController({
       client,
@@ -336,7 +385,6 @@ export async function controllerBench(): Promise<BenchMetric[]> {
     }
     await new Promise((r) => setTimeout(r, 1_500));
 
-    const workers = nodeNames.filter((_, i) => i >= 3);
     const latencies: number[] = [];
     const writesBefore = stats.writes;
     const changeStart = performance.now();
@@ -344,20 +392,7 @@ export async function controllerBench(): Promise<BenchMetric[]> {
     for (let second = 0; second < CHANGE_SECONDS; second++) {
       const batchStart = performance.now();
       const batch = workers.slice(second * CHANGES_PER_SECOND, (second + 1) * CHANGES_PER_SECOND);
-      await inBatches(batch, 25, (name) => {
-        const pool = poolOf(nodeNames.indexOf(name));
-        return nodes.mergePatch(
-          { name },
-          {
-            metadata: {
-              annotations: {
-                [Annotations.currentConfig]: `rendered-${pool}-new`,
-                [Annotations.state]: 'Done',
-              },
-            },
-          },
-        );
-      });
+      await inBatches(batch, 25, finishNode);
       const written = performance.now();
       expected += batch.length;
       while ((await updatedCount()) < expected && performance.now() - written < 10_000) {
@@ -397,7 +432,377 @@ export async function controllerBench(): Promise<BenchMetric[]> {
   }
 }
 
-export async function run(): Promise<BenchResult> {
+const NODEPOOLS = 24;
+const NODEPOOL_CHANGES_PER_SECOND = 5;
+const INFORMERS_CHANGE_SECONDS = 20;
+const NODEPOOL_NAMESPACE = 'clusters';
+
+type Kind = 'nodes' | 'nodepools' | 'podplacement';
+
+/**
+ * Three informers writing at once on a real API server while 100 nodes per second finish their update on 5,000:
+ * Tessera's update status controller (its `cpi` and `nodes` informers and the aggregator), pod placement's informer
+ * (its InsightPublisher, fed by the failure window as the pod reconciler feeds it: a new registry starts failing
+ * every second) and the NodePool informer (on a Manager, as `tessera nodepool run` registers it: 24 NodePools,
+ * 5 of them changing their update target every second; 19 get pools, the API's 32 minus the 9 MachineConfigPool
+ * pools minus the 4 it leaves spare). Every informer's input changes every second, so each would write every second
+ * if nothing held it back. Latency: from a change (the last write of a batch, or the recorded failure) to a watcher
+ * of the UpdateStatus seeing it. Writes: counted by each writer, and the object's versions seen by the watcher.
+ */
+export async function informersBench(): Promise<BenchMetric[]> {
+  const { cluster, client, workers, finishNode } = await startUpdatingCluster('bench-updatestatus-informers');
+  const stop = new AbortController();
+  setMaxListeners(64, stop.signal);
+  const running: Promise<void>[] = [];
+  try {
+    await installNodePoolCrds(client, 'management');
+    await new ResourceClient<KubeObject>(client, Namespaces).create({
+      metadata: { name: NODEPOOL_NAMESPACE },
+    });
+    const nodePools = new ResourceClient<NodePool & KubeObject>(client, NodePools);
+    const nodePoolNames = Array.from({ length: NODEPOOLS }, (_, i) => `np-${String(i).padStart(2, '0')}`);
+    /** What HyperShift writes while a NodePool rolls out a release. */
+    const setTarget = async (name: string, minor: number) => {
+      const np = await nodePools.get({ namespace: NODEPOOL_NAMESPACE, name });
+      await nodePools.updateStatus({
+        ...np,
+        status: {
+          version: '4.16.0',
+          conditions: [
+            {
+              type: 'UpdatingVersion',
+              status: 'True',
+              reason: 'AsExpected',
+              message: `Updating version in progress. Target version: 4.16.${minor}`,
+              lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+            },
+          ],
+        } as NodePool['status'],
+      });
+    };
+    for (const name of nodePoolNames) {
+      await nodePools.create({
+        metadata: { name, namespace: NODEPOOL_NAMESPACE },
+        spec: { clusterName: 'hc1' },
+      } as NodePool & KubeObject);
+      await setTarget(name, 1);
+    }
+
+    // Warnings (a refused write, say) go to stderr: a writer that fails shows up as latency, and this says why.
+    const logger = createLogger({
+      level: 'warn',
+      destination: process.stderr,
+      format: 'text',
+      name: 'bench',
+    });
+    // Writer 1: Tessera's update status controller.
+    const informers = new SharedInformerFactory({ client });
+    const { controller, stats } = createUpdateStatusController({
+      client,
+      informers,
+      minWriteIntervalMs: 1_000,
+      logger,
+    });
+    // Writer 2: pod placement's informer, fed by a simulated tracker.
+    const failures: RegistryFailureWindow = new RegistryFailureWindow(
+      realClock,
+      () => [],
+      () => podPlacement.trigger(),
+    );
+    const podPlacement: InsightPublisher = new InsightPublisher({
+      client,
+      informer: 'podplacement',
+      reservedName: true,
+      logger,
+      contribution: () => podPlacementContribution([], failures.current(), Date.now()),
+    });
+    // Writer 3: the NodePool informer on its own Manager.
+    const manager = new Manager({
+      kubeConfig: await cluster.kubeConfig(),
+      name: 'bench-nodepool',
+      leaderElection: false,
+      probes: false,
+      handleSignals: false,
+      logger,
+    });
+    const nodePoolInformer = addNodePoolUpdateInsights(manager);
+
+    // The watcher: every version of the UpdateStatus, checked against the changes not seen yet.
+    const watched = new SharedInformerFactory({ client });
+    const statusInformer = watched.informerFor<UpdateStatus & KubeObject>({ type: UpdateStatuses });
+    const pending: { kind: Kind; since: number; seen: (s: UpdateStatus) => boolean }[] = [];
+    const latencies: Record<Kind, number[]> = { nodes: [], nodepools: [], podplacement: [] };
+    let versions = 0;
+    const check = (obj: UpdateStatus) => {
+      const at = performance.now();
+      for (const p of [...pending])
+        if (p.seen(obj)) {
+          latencies[p.kind].push(at - p.since);
+          pending.splice(pending.indexOf(p), 1);
+        }
+    };
+    statusInformer.addEventHandler({
+      onAdd: (o) => check(o),
+      onUpdate: (_old, o) => {
+        versions++;
+        check(o);
+      },
+    });
+    const watchFor = (kind: Kind, seen: (s: UpdateStatus) => boolean) => {
+      pending.push({ kind, since: performance.now(), seen });
+      const current = statusInformer.getIndexer().get('cluster');
+      if (current) check(current);
+    };
+    running.push(
+      informers.start(stop.signal),
+      controller.start(stop.signal),
+      podPlacement.start(stop.signal),
+      manager.start(stop.signal),
+      watched.start(stop.signal),
+    );
+
+    const updatedOf = (s: UpdateStatus) =>
+      (s.status?.workerPools ?? []).reduce((n, wp) => {
+        const mcp = wp.informers
+          ?.find((i) => i.name === 'nodes')
+          ?.insights?.find((i) => i.insight.type === 'MachineConfigPool')?.insight.machineConfigPool;
+        const count = (t: string) => mcp?.summaries?.find((x) => x.type === t)?.count ?? 0;
+        return n + count('Total') - count('Outdated');
+      }, 0);
+    const totalOf = (s: UpdateStatus) =>
+      (s.status?.workerPools ?? []).reduce((n, wp) => {
+        const mcp = wp.informers
+          ?.find((i) => i.name === 'nodes')
+          ?.insights?.find((i) => i.insight.type === 'MachineConfigPool')?.insight.machineConfigPool;
+        return n + (mcp?.summaries?.find((x) => x.type === 'Total')?.count ?? 0);
+      }, 0);
+    // A change counts as seen when the UpdateStatus shows it or a later change of the same thing (a NodePool's
+    // newer target, a registry that started failing later): one superseded before a write is not waited for.
+    const nodePoolTarget = (s: UpdateStatus, name: string) =>
+      Math.max(
+        -1,
+        ...((s.status?.workerPools ?? [])
+          .find((p) => p.name === name)
+          ?.informers?.find((i) => i.name === 'nodepools')
+          ?.insights?.map((i) =>
+            Number(/updating to 4\.16\.(\d+)/.exec(i.insight.health?.impact.summary ?? '')?.[1] ?? -1),
+          ) ?? []),
+      );
+    const newestFailingRegistry = (s: UpdateStatus) =>
+      Math.max(
+        -1,
+        ...(s.status?.controlPlane?.informers
+          ?.find((i) => i.name === 'podplacement')
+          ?.insights?.map((i) =>
+            Number(/from reg-(\d+)\.example\.com/.exec(i.insight.health?.impact.summary ?? '')?.[1] ?? -1),
+          ) ?? []),
+      );
+    /**
+     * A registry starts failing: what pod placement's informer reports at once (the counts of registries it already
+     * reports are refreshed on its 15 s resync, by design). Each new one fails more often than the ones before, so
+     * it is among the 16 shown.
+     */
+    const registryFails = (index: number) => {
+      const registry = `reg-${index}.example.com`;
+      for (let i = 0; i < 10 + index; i++)
+        failures.record({
+          image: `${registry}/app:${i}`,
+          namespace: `tenant-${i % 7}`,
+          error: 'connection refused',
+        });
+    };
+    registryFails(0);
+
+    // Initial convergence: all four informers registered, every worker node counted, the NodePool pools written.
+    const nodePoolPools = nodePoolNames.slice(0, 32 - (POOLS - 1) - 4);
+    const initialDeadline = Date.now() + 180_000;
+    for (;;) {
+      const s = statusInformer.getIndexer().get('cluster');
+      const registered = (s?.status?.informers ?? []).map((r) => r.name).sort();
+      if (
+        s &&
+        registered.join() === 'cpi,nodepools,nodes,podplacement' &&
+        totalOf(s) === CONTROLLER_NODES - 3 &&
+        nodePoolPools.every((n) => nodePoolTarget(s, n) === 1)
+      )
+        break;
+      if (Date.now() > initialDeadline)
+        throw new Error(`informers did not converge: registered ${registered.join()}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await new Promise((r) => setTimeout(r, 1_500));
+
+    const before = {
+      ...stats.writesBy,
+      writes: stats.writes,
+      writeMs: stats.writeMs,
+      podplacement: podPlacement.writes,
+      nodepools: nodePoolInformer.writes,
+      versions,
+    };
+    const current = statusInformer.getIndexer().get('cluster');
+    let expectedUpdated = current ? updatedOf(current) : 0;
+    const changeStart = performance.now();
+    const eluBefore = performance.eventLoopUtilization();
+    const cpuBefore = process.cpuUsage();
+    for (let second = 0; second < INFORMERS_CHANGE_SECONDS; second++) {
+      const batchStart = performance.now();
+      // Nodes: 100 finish their update.
+      const batch = workers.slice(second * CHANGES_PER_SECOND, (second + 1) * CHANGES_PER_SECOND);
+      const nodesDone = inBatches(batch, 25, finishNode).then(() => {
+        expectedUpdated += batch.length;
+        const want = expectedUpdated;
+        watchFor('nodes', (s) => updatedOf(s) >= want);
+      });
+      // NodePools: 5 of those with pools get a new target.
+      const minor = second + 2;
+      const changed = Array.from(
+        { length: NODEPOOL_CHANGES_PER_SECOND },
+        (_, i) => nodePoolPools[(second * NODEPOOL_CHANGES_PER_SECOND + i) % nodePoolPools.length] ?? '',
+      );
+      const nodePoolsDone = Promise.all(changed.map((n) => setTarget(n, minor))).then(() =>
+        watchFor('nodepools', (s) => changed.every((n) => nodePoolTarget(s, n) >= minor)),
+      );
+      // Pod placement: a registry starts failing.
+      registryFails(second + 1);
+      watchFor('podplacement', (s) => newestFailingRegistry(s) >= second + 1);
+      await Promise.all([nodesDone, nodePoolsDone]);
+      const rest = 1_000 - (performance.now() - batchStart);
+      if (rest > 0) await new Promise((r) => setTimeout(r, rest));
+    }
+    const seconds = (performance.now() - changeStart) / 1000;
+    // This process runs every writer, the watcher and the change generator on one thread: how busy it was, and its
+    // CPU, tell whether it or the API server (the rest of the machine) held the writes back.
+    const elu = performance.eventLoopUtilization(eluBefore).utilization;
+    const cpu = process.cpuUsage(cpuBefore);
+    const loadAverage = os.loadavg()[0] ?? Number.NaN;
+    // What is still pending after 10 s more counts as its wait so far (a miss is not dropped).
+    const drainDeadline = performance.now() + 10_000;
+    while (pending.length > 0 && performance.now() < drainDeadline)
+      await new Promise((r) => setTimeout(r, 50));
+    for (const p of pending) latencies[p.kind].push(performance.now() - p.since);
+
+    const rate = (n: number) => n / seconds;
+    // What every write carries: the status, and the managedFields of its five field managers.
+    const last = await new ResourceClient<UpdateStatus & KubeObject>(client, UpdateStatuses).get({
+      name: 'cluster',
+    });
+    const objectBytes = {
+      status: Buffer.byteLength(JSON.stringify(last.status)),
+      managedFields: Buffer.byteLength(
+        JSON.stringify((last.metadata as { managedFields?: unknown } | undefined)?.managedFields ?? []),
+      ),
+    };
+    const p99 = (kind: Kind) =>
+      percentile(
+        [...latencies[kind]].sort((a, b) => a - b),
+        99,
+      );
+    const all = [...latencies.nodes, ...latencies.nodepools, ...latencies.podplacement].sort((a, b) => a - b);
+    const perInformerGoal = { op: '<=', value: 1 } as const;
+    return [
+      {
+        name: 'informers_p99_change_to_status_ms',
+        value: percentile(all, 99),
+        unit: 'ms',
+        goal: { op: '<=', value: 2_000 },
+        baseline: 'any change (node, NodePool, registry failure) to a watcher seeing it in the UpdateStatus',
+      },
+      {
+        name: 'informers_p99_node_change_to_status_ms',
+        value: p99('nodes'),
+        unit: 'ms',
+        goal: { op: '<=', value: 2_000 },
+        baseline: '100 node changes/s on 5,000 nodes, with two more informers writing',
+      },
+      { name: 'informers_p99_nodepool_change_to_status_ms', value: p99('nodepools'), unit: 'ms' },
+      { name: 'informers_p99_podplacement_change_to_status_ms', value: p99('podplacement'), unit: 'ms' },
+      { name: 'informers_max_change_to_status_ms', value: all[all.length - 1] ?? Number.NaN, unit: 'ms' },
+      {
+        name: 'informers_writes_per_s_cpi',
+        value: rate(stats.writesBy.cpi - before.cpi),
+        unit: 'writes/s',
+        goal: perInformerGoal,
+      },
+      {
+        name: 'informers_writes_per_s_nodes',
+        value: rate(stats.writesBy.nodes - before.nodes),
+        unit: 'writes/s',
+        goal: perInformerGoal,
+      },
+      {
+        name: 'informers_writes_per_s_podplacement',
+        value: rate(podPlacement.writes - before.podplacement),
+        unit: 'writes/s',
+        goal: perInformerGoal,
+      },
+      {
+        name: 'informers_writes_per_s_nodepools',
+        value: rate(nodePoolInformer.writes - before.nodepools),
+        unit: 'writes/s',
+        goal: perInformerGoal,
+      },
+      {
+        name: 'informers_writes_per_s_aggregator',
+        value: rate(stats.writesBy.aggregate - before.aggregate),
+        unit: 'writes/s',
+      },
+      {
+        name: 'informers_status_versions_per_s',
+        value: rate(versions - before.versions),
+        unit: 'versions/s',
+        baseline: 'new versions of the UpdateStatus a watcher saw: all writers together',
+      },
+      {
+        name: 'informers_controller_write_ms_per_write',
+        value: (stats.writeMs - before.writeMs) / Math.max(1, stats.writes - before.writes),
+        unit: 'ms',
+        baseline:
+          'one server-side apply of the UpdateStatus status, as the API server answers it under this load',
+      },
+      { name: 'informers_bench_process_event_loop_utilization', value: elu, unit: 'ratio' },
+      {
+        name: 'informers_bench_process_cpu_cores',
+        value: (cpu.user + cpu.system) / 1e6 / seconds,
+        unit: 'cores',
+        baseline:
+          'CPU of the process running the writers, the watcher and the changes, over the change period',
+      },
+      {
+        name: 'informers_load_average_1m',
+        value: loadAverage,
+        unit: 'load',
+        baseline: 'the whole machine, at the end',
+      },
+      { name: 'informers_status_kib', value: objectBytes.status / 1024, unit: 'KiB' },
+      { name: 'informers_managed_fields_kib', value: objectBytes.managedFields / 1024, unit: 'KiB' },
+    ];
+  } finally {
+    stop.abort();
+    await Promise.all(running);
+    await client.close();
+    await cluster.stop({ wipe: true });
+  }
+}
+
+const SCENARIOS = ['command', 'controller', 'informers'] as const;
+
+/** `npm run bench -- updatestatus [command|controller|informers ...]`: all three without a name. */
+export async function run(args: readonly string[] = []): Promise<BenchResult> {
+  const unknown = args.filter((a) => !(SCENARIOS as readonly string[]).includes(a));
+  if (unknown.length > 0)
+    throw new Error(
+      `unknown updatestatus scenario ${unknown.join(', ')}; choose from ${SCENARIOS.join(', ')}`,
+    );
+  const wanted = (name: (typeof SCENARIOS)[number]) => args.length === 0 || args.includes(name);
+  const metrics: BenchMetric[] = [];
+  if (wanted('command')) metrics.push(...(await commandBench()));
+  if (wanted('controller')) metrics.push(...(await controllerBench()));
+  if (wanted('informers')) metrics.push(...(await informersBench()));
+  return { metrics, partial: args.length > 0 };
+}
+
+async function commandBench(): Promise<BenchMetric[]> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tessera-bench-updatestatus-'));
   try {
     const cv5k = await writeSyntheticCase(dir, 5_000);
@@ -442,8 +847,7 @@ export async function run(): Promise<BenchResult> {
       },
       { name: 'output_bytes_5k_nodes', value: command5k.outputBytes, unit: 'bytes' },
     ];
-    metrics.push(...(await controllerBench()));
-    return { metrics };
+    return metrics;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

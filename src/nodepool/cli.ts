@@ -1,7 +1,8 @@
 // `tessera nodepool ...`: NodePool performance-profile status. Only commander is imported here; the
 // implementation loads when a command runs.
 import type { Command } from 'commander';
-import { parseDuration, parseListenPort } from '../cli/flags.js';
+import { addMetricsFlags, parseDuration, parseListenPort } from '../cli/flags.js';
+import type { MetricsFlags } from '../runtime/index.js';
 
 export function registerNodePoolCommands(program: Command): void {
   const nodepool = program.command('nodepool').description('HyperShift NodePools: PerformanceProfile status');
@@ -26,8 +27,7 @@ export function registerNodePoolCommands(program: Command): void {
       },
     );
 
-  nodepool
-    .command('run')
+  addMetricsFlags(nodepool.command('run'))
     .description(
       'run the NodePool performance-status controller (and, with a hosted cluster, the NTO status writer)',
     )
@@ -60,7 +60,7 @@ export function registerNodePoolCommands(program: Command): void {
     .option('--namespace <ns>', "the Lease's namespace (default: $POD_NAMESPACE)")
     .action(
       async (
-        opts: {
+        opts: MetricsFlags & {
           kubeconfig?: string;
           hostedKubeconfig?: string;
           hcpNamespace?: string;

@@ -34,3 +34,14 @@ export const TunedProfiles: ResourceType = {
   kind: TUNED_PROFILE_KIND,
   namespaced: true,
 };
+/**
+ * machineconfiguration.openshift.io/v1 MachineConfigPool: only their names are read, so NodePool pools of the
+ * UpdateStatus never take an MCP pool's name (management/update-insights.ts).
+ */
+export const MachineConfigPools: ResourceType = {
+  group: 'machineconfiguration.openshift.io',
+  version: 'v1',
+  plural: 'machineconfigpools',
+  kind: 'MachineConfigPool',
+  namespaced: false,
+};

@@ -8,14 +8,17 @@ import {
   KubeClient,
   loadKubeConfig,
   Manager,
+  metricsServing,
   type Logger,
+  type MetricsFlags,
   type Runnable,
   runTogether,
 } from '../runtime/index.js';
 import { createNodePoolController } from './management/nodepool-controller.js';
+import { addNodePoolUpdateInsights } from './management/update-insights.js';
 import { createStatusWriter } from './tuning/status-writer.js';
 
-export interface NodePoolRunOptions {
+export interface NodePoolRunOptions extends MetricsFlags {
   /** Management cluster kubeconfig; default: $KUBECONFIG, then ~/.kube/config. */
   kubeconfig?: string;
   /** Hosted cluster kubeconfig: also run the status writer for `hcpNamespace`. */
@@ -55,6 +58,7 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
     name: 'tessera-nodepool',
     leaderElection: leaseNamespace ? { leaseNamespace } : false,
     probes: probePort === undefined ? false : { port: probePort },
+    metrics: metricsServing(opts),
     logger,
     handleSignals: opts.signal === undefined,
   });
@@ -80,6 +84,8 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
     );
   }
   manager.add(runTogether('nodepool', parts, true));
+  // NodePool updates and PerformanceProfile state as update insights, where the UpdateStatus API is served.
+  addNodePoolUpdateInsights(manager);
   logger.info(
     {
       statusWriter: Boolean(hosted),

@@ -29,16 +29,23 @@ import {
   storedContribution,
 } from './api/informers.js';
 import { GROUP, KIND, PLURAL, SINGLETON_NAME, VERSION } from './api/names.js';
-import type { UpdateStatus } from './api/schema.js';
+import type { UpdateStatus, UpdateStatusStatus } from './api/schema.js';
 
 export {
   type InformerContribution,
   type InsightEntry,
   HEARTBEAT_INTERVAL_MS,
+  INFORMER_BUDGETS,
+  contributionViolation,
   hashedUid,
   isInformerName,
 } from './api/informers.js';
-export type { ControlPlaneInsight, ResourceRef, WorkerPoolInsight } from './api/schema.js';
+export type {
+  ControlPlaneInsight,
+  ResourceRef,
+  UpdateStatusStatus,
+  WorkerPoolInsight,
+} from './api/schema.js';
 
 /** Field manager of the aggregator's writes (status.conditions, resources, Updating conditions). */
 export const AGGREGATOR_FIELD_MANAGER = 'tessera-updatestatus';
@@ -199,9 +206,11 @@ export interface InsightPublisherOptions {
   readonly reservedName?: boolean;
   /**
    * The contribution as of now, from the caller's caches; undefined while it cannot tell (e.g. its caches have
-   * not synced): nothing is written then, so its previous insights age into stale as the contract says.
+   * not synced): nothing is written then, so its previous insights age into stale as the contract says. `stored`
+   * is the status as last observed (undefined when there is none yet): an informer with worker pools sees which
+   * pools others hold, so it stays within the 32 pools the API allows in all.
    */
-  readonly contribution: () => InformerContribution | undefined;
+  readonly contribution: (stored: UpdateStatusStatus | undefined) => InformerContribution | undefined;
   /** Look again at least this often even without a trigger (ms). Default: 15,000. */
   readonly resyncMs?: number;
   readonly minWriteIntervalMs?: number;
@@ -282,15 +291,15 @@ export class InsightPublisher implements Runnable {
 
   /** One look: returns how long until the next one is needed. */
   async publishOnce(signal?: AbortSignal): Promise<number> {
-    const contribution = this.options.contribution();
-    // Not ready to tell yet (caches syncing): look again soon rather than a resync later.
-    if (contribution === undefined) return Math.min(this.options.resyncMs ?? 15_000, 1_000);
     // The object is read only when this publisher has not seen it yet (or after an error); after that, its own
     // writes' responses keep it current, and the heartbeat bounds how stale the comparison can be.
     this.stored ??= await this.statuses.get({ name: SINGLETON_NAME }, signal).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
       throw err;
     });
+    const contribution = this.options.contribution(this.stored?.status);
+    // Not ready to tell yet (caches syncing): look again soon rather than a resync later.
+    if (contribution === undefined) return Math.min(this.options.resyncMs ?? 15_000, 1_000);
     const outcome = await this.writer.write(contribution, this.stored, signal);
     switch (outcome.kind) {
       case 'written':

@@ -54,6 +54,64 @@ describe('reportFromUpdateStatus', () => {
   it('compared at least one case byte for byte (the check above is not vacuous)', () => {
     expect(compared).toBeGreaterThan(0);
   });
+  it("names a NodePool of another informer's health insight by its kind (nodepools.hypershift.openshift.io)", async () => {
+    const { snapshot } = await loadSnapshot(path.join(fixtures, cases[0] ?? ''));
+    const now = snapshotNow(snapshot);
+    const report = assessUpdateStatus(snapshot, now, { unavailableAgeReference: now + 60n * MINUTE });
+    const stored = projectUpdateStatus(report, now);
+    const pool = {
+      group: 'hypershift.openshift.io',
+      resource: 'nodepools',
+      name: 'np-a',
+      namespace: 'clusters',
+    };
+    const at = new Date(Number(now / 1_000_000n)).toISOString();
+    const withNodePool = {
+      ...stored,
+      informers: [
+        ...(stored.informers ?? []),
+        { name: 'nodepools', heartbeatTime: at.replace(/\.\d{3}Z$/, 'Z') },
+      ],
+      workerPools: [
+        ...(stored.workerPools ?? []),
+        {
+          name: 'np-a',
+          resource: pool,
+          informers: [
+            {
+              name: 'nodepools',
+              insights: [
+                {
+                  uid: 'np-version-failed',
+                  acquiredAt: at.replace(/\.\d{3}Z$/, 'Z'),
+                  insight: {
+                    type: 'Health' as const,
+                    health: {
+                      startedAt: at,
+                      scope: { type: 'WorkerPool' as const, resources: [pool] },
+                      impact: {
+                        level: 'Error' as const,
+                        type: 'Update Stalled' as const,
+                        summary: 'NodePool clusters/np-a cannot update from 4.16.1 (InplaceUpgradeFailed)',
+                        description: 'HyperShift reports the release rollout of this NodePool failed.',
+                      },
+                      remediation: { reference: 'https://example.com/nodepools' },
+                    },
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const back = reportFromUpdateStatus(withNodePool, now);
+    const text = back ? renderUpdateStatus(back, 'health') : '';
+    expect(text).toContain(
+      'Message: NodePool clusters/np-a cannot update from 4.16.1 (InplaceUpgradeFailed)',
+    );
+    expect(text).toContain('    nodepools.hypershift.openshift.io: clusters/np-a\n');
+  });
   it('tells a healthy controller status from others', () => {
     expect(
       isHealthyStatus({

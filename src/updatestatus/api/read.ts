@@ -46,6 +46,8 @@ const KIND_OF_RESOURCE: Record<string, string> = {
   machineconfigpools: 'MachineConfigPool',
   nodes: 'Node',
   namespaces: 'Namespace',
+  // HyperShift NodePools, in the health insights of the `nodepools` informer.
+  nodepools: 'NodePool',
 };
 
 const LEVELS: Record<string, ImpactLevel> = {
