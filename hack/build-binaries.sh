@@ -27,14 +27,14 @@ require_pin() {
 require_pin k8s "k8s.io/kubernetes $KUBERNETES_VERSION"
 require_pin k8s "k8s.io/api => k8s.io/api $KUBERNETES_STAGING_VERSION"
 require_pin etcd "go.etcd.io/etcd/server/v3 $ETCD_VERSION"
-require_pin kwok "sigs.k8s.io/kwok $KWOK_VERSION"
+require_pin k8s "sigs.k8s.io/kwok $KWOK_VERSION"
 require_pin registry "github.com/distribution/distribution/v3 $DISTRIBUTION_VERSION"
 require_pin crane "github.com/google/go-containerregistry $CRANE_VERSION"
 require_pin prometheus "github.com/prometheus/prometheus $PROMETHEUS_VERSION"
 require_pin kube-rbac-proxy "github.com/brancz/kube-rbac-proxy $KUBE_RBAC_PROXY_VERSION"
-require_pin opm "github.com/operator-framework/operator-registry $OPERATOR_REGISTRY_VERSION"
-require_pin olm-validate "github.com/operator-framework/api $OPERATOR_FRAMEWORK_API_VERSION"
-require_pin olm "github.com/operator-framework/operator-lifecycle-manager $OLM_VERSION"
+require_pin operator-framework "github.com/operator-framework/operator-registry $OPERATOR_REGISTRY_VERSION"
+require_pin operator-framework "github.com/operator-framework/api $OPERATOR_FRAMEWORK_API_VERSION"
+require_pin operator-framework "github.com/operator-framework/operator-lifecycle-manager $OLM_VERSION"
 
 build_log="$cache/build.log"
 build_times="$cache/.build-times"
@@ -199,12 +199,13 @@ components() {
     build etcd "$ETCD_VERSION" "$here/etcd" "" go.etcd.io/etcd/server/v3:etcd
   fi
   if want kwok; then
-    build kwok "$KWOK_VERSION" "$here/kwok" "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok:kwok
+    # From the Kubernetes module (hack/k8s), so it shares the control plane's compiled k8s.io packages.
+    build kwok "$KWOK_VERSION" "$here/k8s" "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok:kwok
     # The standalone kwok binary has no built-in stages (kwokctl embeds them); take the release's own default
     # stage files (node init + heartbeat with lease, pod ready/complete/delete) from its module, beside the binary.
     stages="$cache/kwok-$KWOK_VERSION/stages"
     if extra_missing "kwok $KWOK_VERSION default stages" "$stages/complete"; then
-      kwok_src=$(cd "$here/kwok" && go mod download -json sigs.k8s.io/kwok 2>>"$build_log" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+      kwok_src=$(cd "$here/k8s" && go mod download -json sigs.k8s.io/kwok 2>>"$build_log" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
       mkdir -p "$stages"
       for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
         pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
@@ -245,30 +246,35 @@ components() {
     build kube-rbac-proxy "$KUBE_RBAC_PROXY_VERSION" "$here/kube-rbac-proxy" "" \
       github.com/brancz/kube-rbac-proxy/cmd/kube-rbac-proxy:kube-rbac-proxy
   fi
-  # The operator framework's tools, for the OLM bundle and catalog and the OLM install tests.
+  # The operator framework's tools, for the OLM bundle and catalog and the OLM install tests: one module
+  # (hack/operator-framework), so the three components share their compiled dependencies, and one set of build
+  # tags for all three (the tags only pick files of the packages that have them, so the shared packages compile once).
+  # Without cgo, unlike upstream's opm release: cgo only serves go-sqlite3, i.e. opm's deprecated sqlite index
+  # commands, which Tessera does not use (validate, render and serve of a file-based catalog are pure Go), so no C
+  # toolchain is needed. containers_image_openpgp, as upstream, avoids gpgme; json1 is OLM's own build tag.
+  # OLM's module is not in the checksum database; its hashes are pinned by hack/operator-framework/go.sum.
+  local of_module="$here/operator-framework"
+  local of_tags="-tags=containers_image_openpgp,json1"
+  local of_nosumdb="${GONOSUMDB:+$GONOSUMDB,}github.com/operator-framework/operator-lifecycle-manager"
   if want opm; then
-    # Without cgo, unlike upstream's release: cgo only serves go-sqlite3, i.e. opm's deprecated sqlite index commands,
-    # which Tessera does not use (validate, render and serve of a file-based catalog are pure Go). So no C toolchain
-    # is needed, and the build is ~45 s shorter. containers_image_openpgp, as upstream, avoids gpgme.
-    GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=containers_image_openpgp" build opm "$OPERATOR_REGISTRY_VERSION" "$here/opm" \
+    GONOSUMDB="$of_nosumdb" GOFLAGS="${GOFLAGS:+$GOFLAGS }$of_tags" build opm "$OPERATOR_REGISTRY_VERSION" "$of_module" \
       "-X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$OPERATOR_REGISTRY_VERSION" \
       github.com/operator-framework/operator-registry/cmd/opm:opm
   fi
   if want olm-validate; then
-    # Our own command (hack/olm-validate/main.go) running operator-framework/api's bundle validators.
-    build olm-validate "$OPERATOR_FRAMEWORK_API_VERSION" "$here/olm-validate" "" tessera.dev/hack/olm-validate:olm-validate
+    # Our own command (hack/operator-framework/olm-validate/main.go) running operator-framework/api's validators.
+    GONOSUMDB="$of_nosumdb" GOFLAGS="${GOFLAGS:+$GOFLAGS }$of_tags" build olm-validate "$OPERATOR_FRAMEWORK_API_VERSION" "$of_module" "" \
+      tessera.dev/hack/operator-framework/olm-validate:olm-validate
   fi
   if want olm; then
-    # OLM's module is not in the checksum database; its hashes are pinned by hack/olm/go.sum.
-    GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/operator-framework/operator-lifecycle-manager" \
-      GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=json1" build olm "$OLM_VERSION" "$here/olm" \
+    GONOSUMDB="$of_nosumdb" GOFLAGS="${GOFLAGS:+$GOFLAGS }$of_tags" build olm "$OLM_VERSION" "$of_module" \
       "-X github.com/operator-framework/operator-lifecycle-manager/pkg/version.OLMVersion=$OLM_VERSION" \
       github.com/operator-framework/operator-lifecycle-manager/cmd/olm:olm \
       github.com/operator-framework/operator-lifecycle-manager/cmd/catalog:catalog
     # OLM's CRDs of the same release (its Helm chart's crds/), beside the binaries, for the OLM support module.
     crds="$cache/olm-$OLM_VERSION/crds"
     if extra_missing "olm $OLM_VERSION CRDs" "$crds/complete"; then
-      olm_src=$(cd "$here/olm" && GONOSUMDB=github.com/operator-framework/operator-lifecycle-manager \
+      olm_src=$(cd "$of_module" && GONOSUMDB=github.com/operator-framework/operator-lifecycle-manager \
         go mod download -json github.com/operator-framework/operator-lifecycle-manager 2>>"$build_log" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
       mkdir -p "$crds"
       cp "$olm_src"/deploy/chart/crds/*.crd.yaml "$crds/"

@@ -25,7 +25,7 @@ export interface ComponentVersions {
   readonly kubeRbacProxy: string;
   /** github.com/operator-framework/operator-registry (opm). */
   readonly operatorRegistry: string;
-  /** github.com/operator-framework/api (the bundle validators hack/olm-validate runs). */
+  /** github.com/operator-framework/api (the bundle validators hack/operator-framework/olm-validate runs). */
   readonly operatorFrameworkApi: string;
   /** github.com/operator-framework/operator-lifecycle-manager (OLM's olm and catalog operators). */
   readonly olm: string;
