@@ -3,8 +3,9 @@
 // `components` splits it into a webhook Deployment and a controller Deployment, as the reference operator does.
 // startPodPlacementOperator() resolves once it is serving; `stopped` settles after a graceful shutdown (abort
 // the signal, or SIGTERM when handleSignals). The caller owns the KubeConfig and the namespace.
-// This file is the composition root: each component lives in ./operator/ and is a Runnable the Manager runs.
-import { Manager, type WebhookServer } from '../runtime/index.js';
+// This file is the composition root: each component lives in ./operator/ and is a Runnable or start-up step the
+// Manager runs; the Manager alone sequences start-up (TLS, then the CRDs, then caches and runnables).
+import { Manager, Trigger, type StartupStep, type WebhookServer } from '../runtime/index.js';
 import { EVENT_RECORDER_COMPONENT, GLOBAL_PULL_SECRET, LEADER_ELECTION_ID } from './constants.js';
 import { DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS } from './controller-liveness.js';
 import { PodPlacementMetrics } from './metrics.js';
@@ -12,8 +13,8 @@ import { DEFAULT_INSPECTION_DEADLINE_MS } from './pod-reconciler.js';
 import { InspectionBreaker } from './inspection-breaker.js';
 import { addPodPlacementUpdateInsights } from './update-insights.js';
 import { ConfigCaches } from './operator/config-caches.js';
-import { ClusterConfigTrigger, addClusterConfigController } from './operator/config-controller.js';
-import { CrdConversionRegistrar, installCrds } from './operator/crd-installer.js';
+import { addClusterConfigController } from './operator/config-controller.js';
+import { CrdConversionRegistrar, crdInstallStep } from './operator/crd-installer.js';
 import { knownEndpoint, resolveEndpoint, webhookServiceName } from './operator/endpoint.js';
 import { createImageInspection } from './operator/image-inspection.js';
 import { followLogVerbosity } from './operator/log-verbosity.js';
@@ -41,45 +42,51 @@ export type {
   WebhookTlsMode,
 } from './operator/options.js';
 
-/** Starts the operator and resolves once its webhook is serving (or it failed). */
+/**
+ * Starts the operator and resolves once its webhook is serving (a controller-only process: once its start-up steps
+ * are done), or rejects when it failed or `signal` aborted first.
+ */
 export async function startPodPlacementOperator(
   options: PodPlacementOperatorOptions,
 ): Promise<PodPlacementOperatorHandle> {
   const settings = operatorSettings(options);
   const { namespace } = settings;
   const manager = new Manager(managerOptions(options, settings));
-  const { client, clock, logger } = manager;
   const metrics = new PodPlacementMetrics(manager.registry);
   const configs = new ConfigCaches(manager.informers);
   followLogVerbosity(configs.clusterConfigs, manager);
-  const configTrigger = new ClusterConfigTrigger();
-
+  // Readiness changes the cluster config's status reports (the controller half watches it).
+  const readinessChanged = new Trigger();
   const serviceName = webhookServiceName(options.tls);
-  // TLS before anything serves or publishes; the CRDs after it, so a new CRD already names this endpoint and CA.
   const tls = new WebhookTlsSource({
     mode: options.tls ?? { mode: 'self-managed' },
     namespace,
     ownsSecret: settings.runsController,
-    client,
-    clock,
-    logger,
+    client: manager.client,
+    clock: manager.clock,
+    logger: manager.logger,
   });
-  await tls.prepare(options.signal);
-  if (options.installCrds)
-    await installCrds(
-      client,
-      knownEndpoint(options.endpoint, namespace, serviceName),
-      tls.trust(),
-      options.signal,
-    );
 
-  const webhookReadiness = new WebhookReadiness(configs, () => configTrigger.fire());
+  // Start-up steps, in order: TLS before anything serves or publishes; the CRDs after it, so a new CRD already
+  // names this endpoint and CA.
+  const startedUp = addStartupSteps(manager, [
+    tls.startupStep({ serves: settings.runsWebhook }),
+    ...(options.installCrds
+      ? [
+          crdInstallStep(manager.client, knownEndpoint(options.endpoint, namespace, serviceName), () =>
+            tls.trust(),
+          ),
+        ]
+      : []),
+  ]);
+
+  const webhookReadiness = new WebhookReadiness(configs, () => readinessChanged.fire());
   const leaseWatch = settings.runsWebhook
     ? controllerLeaseWatch(manager, options, settings, metrics)
     : undefined;
   if (leaseWatch) manager.add(leaseWatch);
   const server = settings.runsWebhook
-    ? await addWebhookServer({
+    ? addWebhookServer({
         manager,
         configs,
         tls,
@@ -104,21 +111,23 @@ export async function startPodPlacementOperator(
       tls,
       server,
       endpoint,
-      configTrigger,
+      readinessChanged,
       webhookReadiness,
       validatingWebhookGate,
     });
   manager.add(tls);
 
   const stopped = manager.start(options.signal);
-  if (server) {
-    try {
-      await Promise.race([server.ready(), stopped]);
-    } catch (err) {
-      // The manager stops on the failure too; wait for it, so nothing is left running or unhandled.
-      await stopped.catch(() => undefined);
-      throw err;
-    }
+  try {
+    await Promise.race([
+      server ? server.ready() : startedUp,
+      // Stopped before serving: aborted during start-up (a failure rejects `stopped` itself).
+      stopped.then(() => options.signal?.throwIfAborted()),
+    ]);
+  } catch (err) {
+    // The manager stops on the failure too; wait for it, so nothing is left running or unhandled.
+    await stopped.catch(() => undefined);
+    throw err;
   }
   return {
     webhookPort: server?.port() ?? 0,
@@ -127,6 +136,28 @@ export async function startPodPlacementOperator(
     validatingWebhookConfigured: validatingWebhookGate.opened,
     stopped,
   };
+}
+
+/**
+ * Adds `steps` to the Manager, in order; resolves once the last one is done (never, if the Manager stops first):
+ * a process without a webhook server is started then.
+ */
+function addStartupSteps(manager: Manager, steps: readonly StartupStep[]): Promise<void> {
+  return new Promise((resolve) =>
+    steps.forEach((step, i) =>
+      manager.addStartupStep(
+        i < steps.length - 1
+          ? step
+          : {
+              name: step.name,
+              run: async (signal) => {
+                await step.run(signal);
+                resolve();
+              },
+            },
+      ),
+    ),
+  );
 }
 
 /**
@@ -162,14 +193,14 @@ interface ControllerHalf {
   tls: WebhookTlsSource;
   server: WebhookServer | undefined;
   endpoint: WebhookEndpoint;
-  configTrigger: ClusterConfigTrigger;
+  readinessChanged: Trigger;
   webhookReadiness: WebhookReadiness;
   validatingWebhookGate: ValidatingWebhookGate;
 }
 
 /** The reconcilers and what they publish: pod placement, cluster-config status, webhook and CRD registration. */
 async function addControllerHalf(c: ControllerHalf): Promise<void> {
-  const { manager, options, configs, tls, endpoint, configTrigger } = c;
+  const { manager, options, configs, tls, endpoint, readinessChanged } = c;
   const { client, clock, logger } = manager;
   const namespace = c.settings.namespace;
   const trust = () => tls.trust();
@@ -225,7 +256,7 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
       namespace,
       endpoint.kind === 'service' ? endpoint.name : webhookServiceName(options.tls),
     );
-  const reconcilerReadiness = new ReconcilerReadiness([gatedPods, configs], () => configTrigger.fire());
+  const reconcilerReadiness = new ReconcilerReadiness([gatedPods, configs], () => readinessChanged.fire());
   manager.add(reconcilerReadiness);
   addClusterConfigController({
     manager,
@@ -237,21 +268,20 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     operatorNamespace: namespace,
     trust,
     gate: c.validatingWebhookGate,
-    trigger: configTrigger,
+    triggers: [readinessChanged, tls.renewals],
   });
-  tls.onRenewed(() => configTrigger.fire());
 
   const registration = { client, endpoint, trust, webhookServing, clock, logger };
   if (options.manageValidatingWebhook) {
     const gate = c.validatingWebhookGate;
     const registrar = new ValidatingWebhookRegistrar({ ...registration, operatorNamespace: namespace, gate });
-    tls.onRenewed(() => registrar.refresh());
+    tls.renewals.subscribe(() => registrar.refresh());
     manager.add(registrar);
   }
   // Under OLM the CSV's ConversionWebhook definition points the CRD at OLM's Service and CA; OLM owns it.
   if (options.tls?.mode === 'olm') return;
   const conversion = new CrdConversionRegistrar(registration);
-  tls.onRenewed(() => conversion.refresh());
+  tls.renewals.subscribe(() => conversion.refresh());
   manager.add(conversion);
 }
 

@@ -75,6 +75,11 @@ export function renewalReason(
   return undefined;
 }
 
+/** Where writeFiles(dir) puts the certificate and key, known before they are written. */
+export function servingFilePaths(dir: string): { certFile: string; keyFile: string } {
+  return { certFile: path.join(dir, 'tls.crt'), keyFile: path.join(dir, 'tls.key') };
+}
+
 export class SelfManagedTls {
   private readonly secretName: string;
   private current: ServingCertificate | undefined;
@@ -188,8 +193,7 @@ export class SelfManagedTls {
     if (!cert)
       throw new CertificateError('no webhook certificate yet to write: call ensure() or load() first');
     await mkdir(dir, { recursive: true });
-    const certFile = path.join(dir, 'tls.crt');
-    const keyFile = path.join(dir, 'tls.key');
+    const { certFile, keyFile } = servingFilePaths(dir);
     await writeFile(`${keyFile}.tmp`, cert.keyPem, { mode: 0o600 });
     await writeFile(`${certFile}.tmp`, cert.certPem);
     await rename(`${keyFile}.tmp`, keyFile);

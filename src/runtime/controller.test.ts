@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock, flushAsync } from './clock.js';
 import { Controller } from './controller.js';
 import { TerminalError } from './errors.js';
+import { Trigger } from './trigger.js';
 import type { SharedInformer, ResourceEventHandler } from './cache/shared-informer.js';
 import type { Logger } from './logging.js';
 import type { KubeObject } from './object.js';
@@ -229,6 +230,27 @@ describe('Controller', () => {
     events().onDelete?.(obj('deleted', 1), false);
     await flushAsync();
     expect(reconciled).toEqual(['ns/added', 'ns/spec']);
+    stop.abort();
+    await running;
+  });
+
+  it('reconciles the keys a watched trigger maps each fire to, each once per fire', async () => {
+    const renewed = new Trigger<string>();
+    const reconciled: string[] = [];
+    const controller = new Controller<string>({
+      name: 'trigger',
+      clock: new FakeClock(0),
+      reconciler: { reconcile: async (key) => void reconciled.push(key) },
+    });
+    controller.watchTrigger(renewed, (name) => ['cluster', name, 'cluster']);
+    // Fired before the first start: waits in the queue, as the first start would have queued it anyway.
+    renewed.fire('before-start');
+    const stop = new AbortController();
+    const running = controller.start(stop.signal);
+    await flushAsync();
+    renewed.fire('webhook');
+    await flushAsync();
+    expect(reconciled).toEqual(['cluster', 'before-start', 'cluster', 'webhook']);
     stop.abort();
     await running;
   });

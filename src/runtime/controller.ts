@@ -13,6 +13,7 @@ import { silentLogger, type Logger } from './logging.js';
 import { objectKey, type KubeObject } from './object.js';
 import { decideRequeue, type ReconcileResult } from './requeue-policy.js';
 import type { Runnable } from './runnable.js';
+import type { TriggerSource } from './trigger.js';
 import { FairOrder } from './workqueue/fair-order.js';
 import type { WorkQueueMetricsProvider } from './workqueue/metrics.js';
 import { RateLimitingWorkQueue, type RateLimitingQueue } from './workqueue/rate-limiting-queue.js';
@@ -147,6 +148,18 @@ export class Controller<K = string> implements Runnable {
     this.sources.push({
       informer: informer as unknown as SharedInformer<KubeObject>,
       keysOf: keysOf as unknown as (obj: KubeObject) => readonly K[],
+    });
+  }
+
+  /**
+   * Reconciles the keys `toKeys` maps each event of `trigger` to (controller-runtime's source.Channel): for
+   * changes that are not objects in a cache, such as a renewed certificate. Events fired before the first start wait
+   * in the queue; fired after a stop (lost leadership) they are dropped, like a watch event then, and nothing is
+   * replayed at the next start.
+   */
+  watchTrigger<E>(trigger: TriggerSource<E>, toKeys: (event: E) => readonly K[]): void {
+    trigger.subscribe((event) => {
+      for (const k of new Set(toKeys(event))) this.currentQueue.add(k);
     });
   }
 

@@ -146,6 +146,7 @@ export { Controller, type ControllerOptions, type Reconciler, type WatchPredicat
 export { OwnWrites } from './own-writes.js';
 export { decideRequeue, type ReconcileResult, type QueueAction } from './requeue-policy.js';
 export type { Runnable, StartupStep } from './runnable.js';
+export { Trigger, type TriggerSource } from './trigger.js';
 export { runTogether } from './run-together.js';
 export {
   LeaderElector,

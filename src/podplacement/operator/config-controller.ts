@@ -1,12 +1,14 @@
 // The cluster-config controller (leader only): it owns the mutating webhook configuration and the config's status
 // (readiness of both halves, counts, deprovisioning). It waits for ValidatingWebhookGate first: adding or
-// removing the finalizer is an UPDATE the validating webhook sees.
+// removing the finalizer is an UPDATE the validating webhook sees. Besides its caches it watches in-process
+// triggers (a readiness change, a renewed certificate) for what the status and the configuration report.
 import {
   MutatingWebhookConfigurations,
   ResourceClient,
   type Controller,
   type KubeObject,
   type Manager,
+  type TriggerSource,
 } from '../../runtime/index.js';
 import type { ClusterPodPlacementConfig } from '../api/schema.js';
 import { ClusterConfigController } from '../cluster-config-controller.js';
@@ -21,22 +23,6 @@ import type { ConfigCaches } from './config-caches.js';
 import type { GatedPods } from './pod-controller.js';
 import type { ValidatingWebhookGate } from './webhook-registrar.js';
 
-/**
- * Re-queues the cluster config when something it reports changes (readiness, a renewed certificate). Components
- * built before the controller exists fire it; it does nothing until bind() (and never in a webhook-only process).
- */
-export class ClusterConfigTrigger {
-  private target: { enqueue(key: string): void } | undefined;
-
-  bind(target: { enqueue(key: string): void }): void {
-    this.target = target;
-  }
-
-  fire(): void {
-    this.target?.enqueue(CLUSTER_CONFIG_NAME);
-  }
-}
-
 export interface ConfigControllerOptions {
   manager: Manager;
   configs: ConfigCaches;
@@ -47,10 +33,11 @@ export interface ConfigControllerOptions {
   operatorNamespace: string;
   trust: () => WebhookTlsTrust;
   gate: ValidatingWebhookGate;
-  trigger: ClusterConfigTrigger;
+  /** In-process changes that re-queue the cluster config: readiness, a renewed certificate. */
+  triggers: readonly TriggerSource[];
 }
 
-/** Creates the cluster-config controller, registered with the manager and bound to `trigger`. */
+/** Creates the cluster-config controller, registered with the manager and watching `triggers`. */
 export function addClusterConfigController(o: ConfigControllerOptions): Controller {
   const { manager, configs, gatedPods } = o;
   const reconciler = new ClusterConfigController({
@@ -82,7 +69,7 @@ export function addClusterConfigController(o: ConfigControllerOptions): Controll
       },
     },
   });
-  o.trigger.bind(controller);
+  for (const trigger of o.triggers) controller.watchTrigger(trigger, () => [CLUSTER_CONFIG_NAME]);
   controller.watch(configs.clusterConfigs, () => [CLUSTER_CONFIG_NAME]);
   controller.watch(configs.podPlacementConfigs, () => [CLUSTER_CONFIG_NAME]);
   // While deprovisioning, each released pod may be the last one.

@@ -13,6 +13,7 @@ import {
   type KubeObject,
   type Logger,
   type Runnable,
+  type StartupStep,
 } from '../../runtime/index.js';
 import { installPodPlacementCrds } from '../api/install.js';
 import { API_GROUP, CLUSTER_CONFIG_PLURAL } from '../constants.js';
@@ -35,6 +36,18 @@ export async function installCrds(
     signal,
     conversion: endpoint ? crdConversion(endpoint, trust) : undefined,
   });
+}
+
+/** installCrds() as the Manager's start-up step; `trust` is read when it runs, after the TLS step. */
+export function crdInstallStep(
+  client: KubeClient,
+  endpoint: WebhookEndpoint | undefined,
+  trust: () => WebhookTlsTrust,
+): StartupStep {
+  return {
+    name: 'podplacement-crds',
+    run: (signal) => installCrds(client, endpoint, trust(), signal),
+  };
 }
 
 export interface CrdConversionRegistrarOptions {

@@ -1,24 +1,28 @@
 // The webhook's TLS: both halves need it (the webhook serves the certificate, the controller publishes the CA
 // bundle). Self-managed: the controller creates and renews the CA and serving certificate in a Secret, the
-// webhook-only half waits for and adopts it; each renewal is written to the files the server watches and then
-// announced to onRenewed() listeners (which re-publish caBundle). Service CA: OpenShift mounts and rotates the
-// files and injects caBundle, so there is nothing to do at run time. OLM: OLM mounts and rotates the files; the
-// controller copies OLM's CA into the gating webhook it owns, re-reading it in case OLM re-issued it.
+// webhook-only half waits for and adopts it (startupStep(), before anything serves or publishes); each renewal
+// is written to the files the server watches and then fired on `renewals` (whose subscribers re-publish
+// caBundle). Service CA: OpenShift mounts and rotates the files and injects caBundle, so there is nothing to do at
+// run time. OLM: OLM mounts and rotates the files; the controller copies OLM's CA into the gating webhook it
+// owns, re-reading it in case OLM re-issued it.
 import os from 'node:os';
 import path from 'node:path';
 import {
   Backoff,
   ResourceClient,
   Secrets,
+  Trigger,
   retryForever,
   type Clock,
   type KubeClient,
   type Logger,
   type Runnable,
+  type StartupStep,
+  type TriggerSource,
 } from '../../runtime/index.js';
 import { MUTATING_WEBHOOK } from '../constants.js';
 import type { WebhookTlsTrust } from '../webhook-configurations.js';
-import { SelfManagedTls, type TlsSecret } from '../webhook-tls.js';
+import { SelfManagedTls, servingFilePaths, type TlsSecret } from '../webhook-tls.js';
 import { OlmCa } from './olm-ca.js';
 import { REGISTRATION_BACKOFF, type WebhookTlsMode } from './options.js';
 
@@ -66,8 +70,10 @@ export class WebhookTlsSource implements Runnable {
   /** OLM mode, controller half only: the CA OLM issued the webhook's certificate with. */
   private readonly olmCa: OlmCa | undefined;
   private readonly certDir: string;
-  private readonly renewedListeners: (() => void)[] = [];
-  /** servingFiles() has registered the rewrite of the self-managed files after each renewal. */
+  private readonly renewed = new Trigger();
+  /** Fires after each renewal, once the self-managed files (if served) hold the new certificate. */
+  readonly renewals: TriggerSource = this.renewed;
+  /** servingFiles() was asked for: each renewal rewrites the self-managed files. */
   private rewritesFiles = false;
 
   constructor(private readonly o: WebhookTlsSourceOptions) {
@@ -85,6 +91,20 @@ export class WebhookTlsSource implements Runnable {
     }
     if (mode.mode === 'olm' && o.ownsSecret)
       this.olmCa = new OlmCa(o.client, o.namespace, mode.caSecretName, () => o.clock.now());
+  }
+
+  /**
+   * The Manager's start-up step: prepare(), then (when this process serves the webhook) the files it serves. A
+   * failure to write them is retried by the Manager; prepare() retries its API calls itself.
+   */
+  startupStep(o: { serves: boolean }): StartupStep {
+    return {
+      name: 'podplacement-webhook-tls',
+      run: async (signal) => {
+        await this.prepare(signal);
+        if (o.serves) await this.servingFiles();
+      },
+    };
   }
 
   /**
@@ -136,21 +156,27 @@ export class WebhookTlsSource implements Runnable {
     return { caBundlePem: this.selfManaged.certificate()?.caBundlePem };
   }
 
-  /** The webhook server's certificate files (self-managed: written now, and again after each renewal). */
-  async servingFiles(): Promise<ServingFiles> {
+  /**
+   * Where the webhook server reads its certificate, known before start-up: the server is built then and reads
+   * the files only when it starts, after the start-up step wrote them (servingFiles()).
+   */
+  servingFileLocations(): ServingFiles {
     const mode = this.o.mode;
     if (mode.mode === 'service-ca') return { certFile: mode.certFile, keyFile: mode.keyFile };
     // OLM rotates the mounted files by updating the Secret; the kubelet swaps them in place.
     if (mode.mode === 'olm')
       return { certFile: mode.certFile, keyFile: mode.keyFile, certPollIntervalMs: CERT_POLL_INTERVAL_MS };
-    const tls = this.selfManaged as SelfManagedTls;
-    const files = await tls.writeFiles(this.certDir);
-    // One rewrite per renewal, however often the files are asked for.
-    if (!this.rewritesFiles) {
-      this.rewritesFiles = true;
-      this.onRenewed(() => void this.rewriteFiles(tls));
-    }
-    return { ...files, certPollIntervalMs: CERT_POLL_INTERVAL_MS };
+    return { ...servingFilePaths(this.certDir), certPollIntervalMs: CERT_POLL_INTERVAL_MS };
+  }
+
+  /** The webhook server's certificate files (self-managed: written now, and again after each renewal). */
+  async servingFiles(): Promise<ServingFiles> {
+    const tls = this.selfManaged;
+    if (!tls) return this.servingFileLocations();
+    await tls.writeFiles(this.certDir);
+    // One rewrite per renewal (in start()), however often the files are asked for.
+    this.rewritesFiles = true;
+    return this.servingFileLocations();
   }
 
   /** After a renewal: the server keeps serving the old files until this succeeds, so a failure is logged. */
@@ -165,11 +191,6 @@ export class WebhookTlsSource implements Runnable {
     }
   }
 
-  /** Calls `listener` after each renewal (in the order added). */
-  onRenewed(listener: () => void): void {
-    this.renewedListeners.push(listener);
-  }
-
   /** Checks hourly whether the self-managed certificate was (or must be) renewed. */
   async start(signal: AbortSignal): Promise<void> {
     if (this.olmCa) return this.followOlmCa(this.olmCa, signal);
@@ -182,7 +203,10 @@ export class WebhookTlsSource implements Runnable {
         const renewed = this.o.ownsSecret
           ? (await tls.ensure(this.now(), signal)).renewed
           : (await tls.load(this.now(), signal)).changed;
-        if (renewed) for (const listener of this.renewedListeners) listener();
+        if (!renewed) continue;
+        // The files first, then the subscribers (which publish the new CA bundle).
+        if (this.rewritesFiles) await this.rewriteFiles(tls);
+        this.renewed.fire();
       } catch (err) {
         this.o.logger.error({ err }, 'webhook certificate renewal failed; will retry in an hour');
       }
@@ -195,7 +219,7 @@ export class WebhookTlsSource implements Runnable {
       if (signal.aborted) break;
       try {
         const changed = await olmCa.load(signal);
-        if (changed || olmCa.overlapEnded()) for (const listener of this.renewedListeners) listener();
+        if (changed || olmCa.overlapEnded()) this.renewed.fire();
       } catch (err) {
         this.o.logger.error({ err }, "could not re-read OLM's webhook CA; keeping the one held");
       }

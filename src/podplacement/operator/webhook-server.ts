@@ -67,8 +67,11 @@ export interface WebhookServerOptions {
   gatingSuspended?: () => boolean;
 }
 
-/** Creates the server with every handler, registered with the manager, and its readiness check. */
-export async function addWebhookServer(o: WebhookServerOptions): Promise<WebhookServer> {
+/**
+ * Creates the server with every handler, registered with the manager, and its readiness check. It reads its
+ * certificate when it starts, after the Manager's TLS start-up step wrote it.
+ */
+export function addWebhookServer(o: WebhookServerOptions): WebhookServer {
   const { manager, configs } = o;
   const { clock, logger } = manager;
   const server = new WebhookServer({
@@ -77,7 +80,7 @@ export async function addWebhookServer(o: WebhookServerOptions): Promise<Webhook
     port: o.listen.webhookPort,
     ...o.listen.webhookBudgets,
     ...(o.listen.webhookClientCa === undefined ? {} : { clientCa: o.listen.webhookClientCa }),
-    ...(await o.tls.servingFiles()),
+    ...o.tls.servingFileLocations(),
     registry: manager.registry,
     clock,
     logger,
