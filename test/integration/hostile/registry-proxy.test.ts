@@ -9,37 +9,34 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
 import { multiPlatformImage } from '../../../src/devcluster/registry-images.js';
-import { ANNOTATIONS, ARCH_LABEL, EVENT_REASONS } from '../../../src/podplacement/constants.js';
-import {
-  startPodPlacementOperator,
-  type PodPlacementOperatorHandle,
-} from '../../../src/podplacement/operator.js';
+import { ANNOTATIONS, EVENT_REASONS } from '../../../src/podplacement/constants.js';
 import { GIVE_UP_MESSAGES } from '../../../src/podplacement/placement-plan.js';
 import { proxyConfigFromEnvironment } from '../../../src/registry/proxy-config.js';
-import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
-import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
+import { eventually, uniqueName } from '../../support/cluster.js';
 import { startForwardProxy, type ForwardProxy } from '../../support/forward-proxy.js';
+import {
+  requiredArchs,
+  startInProcessOperatorCluster,
+  type InProcessOperatorCluster,
+} from '../podplacement/in-process-operator.js';
 import type { TestPod } from '../podplacement/support.js';
 
 const OP_NS = 'pp-proxy-operator';
-const cppcPath = '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs';
 const registryName = 'registry.proxy-test';
 const refusedName = 'refused.proxy-test';
 
-let cluster: DevCluster | undefined;
-let client: KubeClient;
+let env: InProcessOperatorCluster | undefined;
 let registry: LocalRegistry | undefined;
 let proxy: ForwardProxy | undefined;
-let operator: PodPlacementOperatorHandle | undefined;
 let registryPort = '';
-const stop = new AbortController();
 const root = mkdtempSync(path.join(os.tmpdir(), 'pp-proxy-'));
 
-const req = <T>(method: 'GET' | 'POST', p: string, body?: unknown): Promise<T> =>
-  client.request<T>({ method, path: p, body });
+const req = <T>(method: 'GET' | 'POST', p: string, body?: unknown): Promise<T> => {
+  if (!env) throw new Error('the cluster did not start');
+  return env.request<T>(method, p, body);
+};
 
 async function createNamespace(prefix: string): Promise<string> {
   const name = uniqueName(prefix);
@@ -69,21 +66,7 @@ const ungated = (namespace: string, name: string): Promise<TestPod> =>
     { timeoutMs: 60_000, what: `pod ${namespace}/${name} ungated` },
   );
 
-const requiredArchs = (pod: TestPod): string[] =>
-  (
-    pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []
-  ).flatMap((t) =>
-    (t.matchExpressions ?? []).filter((e) => e.key === ARCH_LABEL).flatMap((e) => e.values ?? []),
-  );
-
 beforeAll(async () => {
-  cluster = await startTestCluster({
-    name: uniqueName('pp-proxy'),
-    nodes: 'none',
-    scheduler: false,
-    kwok: false,
-  });
-  client = new KubeClient(await cluster.kubeConfig());
   registry = await startLocalRegistry({
     stateDir: path.join(root, 'registry'),
     auth: 'none',
@@ -99,42 +82,27 @@ beforeAll(async () => {
     hosts: { [registryName]: '127.0.0.1' },
     refuse: (target) => target.startsWith(`${refusedName}:`),
   });
-  await req('POST', '/api/v1/namespaces', { metadata: { name: OP_NS } });
-  operator = await startPodPlacementOperator({
-    kubeConfig: await cluster.kubeConfig(),
-    namespace: OP_NS,
-    signal: stop.signal,
-    webhookHost: '127.0.0.1',
-    webhookPort: 0,
-    endpoint: { kind: 'url', baseUrl: 'https://127.0.0.1:0' },
-    tls: { mode: 'self-managed', certDir: path.join(root, 'certs') },
-    probes: false,
-    leaderElection: false,
-    installCrds: true,
-    globalPullSecret: { namespace: OP_NS, name: 'pull-secret' },
-    registry: {
-      caCertificates: [registry.caCertPem],
-      // What the operator command reads from OLM's environment for a cluster proxy.
-      proxy: proxyConfigFromEnvironment({
-        HTTPS_PROXY: proxy.url,
-        NO_PROXY: '.cluster.local,.svc,172.30.0.0/16',
-      }),
+  const registryCa = registry.caCertPem;
+  const proxyUrl = proxy.url;
+  env = await startInProcessOperatorCluster({
+    name: 'pp-proxy',
+    root,
+    operatorNamespace: OP_NS,
+    cluster: { nodes: 'none', scheduler: false, kwok: false },
+    operator: {
+      registry: {
+        caCertificates: [registryCa],
+        // What the operator command reads from OLM's environment for a cluster proxy.
+        proxy: proxyConfigFromEnvironment({
+          HTTPS_PROXY: proxyUrl,
+          NO_PROXY: '.cluster.local,.svc,172.30.0.0/16',
+        }),
+      },
+      workers: 4,
+      inspectionDeadlineMs: 15_000,
     },
-    workers: 4,
-    inspectionDeadlineMs: 15_000,
-    handleSignals: false,
-    logger: silentLogger,
+    clusterConfigSpec: { fallbackArchitecture: 'amd64' },
   });
-  await eventually(
-    () =>
-      req('POST', cppcPath, {
-        apiVersion: 'multiarch.openshift.io/v1beta1',
-        kind: 'ClusterPodPlacementConfig',
-        metadata: { name: 'cluster' },
-        spec: { fallbackArchitecture: 'amd64' },
-      }),
-    { timeoutMs: 60_000, what: 'ClusterPodPlacementConfig created (CRDs served, conversion webhook set)' },
-  );
   await eventually(
     () =>
       req(
@@ -146,10 +114,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  stop.abort();
-  await operator?.stopped.catch(() => undefined);
-  await client?.close();
-  await cluster?.stop({ wipe: true });
+  await env?.stop();
   await Promise.all([registry?.stop(), proxy?.close()]);
   rmSync(root, { recursive: true, force: true });
 }, 120_000);

@@ -11,8 +11,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DevCluster } from '../../../src/devcluster/cluster.js';
-import { ARCHITECTURES } from '../../../src/devcluster/nodes.js';
 import { startLocalRegistry, type LocalRegistry } from '../../../src/devcluster/registry.js';
 import {
   blobOf,
@@ -20,22 +18,17 @@ import {
   singleImage,
   type BuiltImage,
 } from '../../../src/devcluster/registry-images.js';
-import {
-  ANNOTATIONS,
-  ARCH_LABEL,
-  EVENT_REASONS,
-  LABELS,
-  SCHEDULING_GATE,
-} from '../../../src/podplacement/constants.js';
+import { ANNOTATIONS, EVENT_REASONS, LABELS } from '../../../src/podplacement/constants.js';
 import { BUNDLE_UNPACK_REF_LABEL } from '../../../src/podplacement/olm-bundle-unpack.js';
 import { GIVE_UP_MESSAGES } from '../../../src/podplacement/placement-plan.js';
+import { eventually } from '../../support/cluster.js';
 import {
-  startPodPlacementOperator,
-  type PodPlacementOperatorHandle,
-} from '../../../src/podplacement/operator.js';
-import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
-import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
-import { REGISTRY_POLICY_DEV_CRDS, installDevCrds, runTessera, type TestPod } from './support.js';
+  podsIn,
+  requiredArchs,
+  startInProcessOperatorCluster,
+  type InProcessOperatorCluster,
+} from './in-process-operator.js';
+import { REGISTRY_POLICY_DEV_CRDS, installDevCrds, runTessera } from './support.js';
 
 const opNs = 'pp-image-policy-operator';
 const appNs = 'pp-image-policy-apps';
@@ -43,19 +36,21 @@ const imageConfigPath = '/apis/config.openshift.io/v1/images/cluster';
 const ociIndexType = 'application/vnd.oci.image.index.v1+json';
 const bundleLabels = { 'operators.operatorframework.io.bundle.mediatype.v1': 'registry+v1' };
 
-let cluster: DevCluster | undefined;
-let client: KubeClient;
+let env: InProcessOperatorCluster | undefined;
 /** In allowedRegistries. */
 let allowed: LocalRegistry | undefined;
 /** Not in allowedRegistries: the nodes would refuse its images. */
 let other: LocalRegistry | undefined;
-let operator: PodPlacementOperatorHandle | undefined;
-const stop = new AbortController();
 const root = mkdtempSync(path.join(os.tmpdir(), 'pp-image-policy-'));
 
 async function req<T>(method: 'GET' | 'POST' | 'PUT', p: string, body?: unknown): Promise<T> {
-  return client.request<T>({ method, path: p, body });
+  if (!env) throw new Error('the cluster did not start');
+  return env.request<T>(method, p, body);
 }
+const pods = () => {
+  if (!env) throw new Error('the cluster did not start');
+  return podsIn(env.client, appNs);
+};
 
 const imageConfig = (registrySources: Record<string, string[]>, resourceVersion?: string) => ({
   apiVersion: 'config.openshift.io/v1',
@@ -80,50 +75,6 @@ function bundleIndex(architectures: readonly string[]): BuiltImage {
     Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: ociIndexType, manifests })),
   );
   return { manifest, blobs: [], children };
-}
-
-/** Creates a gated pod (retrying while the webhook is not live yet); returns its name. */
-async function createGatedPod(
-  prefix: string,
-  spec: Record<string, unknown>,
-  labels: Record<string, string> = {},
-): Promise<string> {
-  return eventually(
-    async () => {
-      const name = uniqueName(prefix);
-      const pod = await req<TestPod>('POST', `/api/v1/namespaces/${appNs}/pods`, {
-        metadata: { name, labels },
-        spec,
-      });
-      if (!(pod.spec.schedulingGates ?? []).some((g) => g.name === SCHEDULING_GATE))
-        throw new Error('not gated yet');
-      return name;
-    },
-    { timeoutMs: 60_000, what: 'a gated pod' },
-  );
-}
-
-const getPod = (name: string): Promise<TestPod> =>
-  req<TestPod>('GET', `/api/v1/namespaces/${appNs}/pods/${name}`);
-
-async function released(name: string): Promise<TestPod> {
-  return eventually(
-    async () => {
-      const pod = await getPod(name);
-      if ((pod.spec.schedulingGates ?? []).some((g) => g.name === SCHEDULING_GATE))
-        throw new Error(`${name} still gated`);
-      return pod;
-    },
-    { timeoutMs: 60_000, what: `pod ${name} released` },
-  );
-}
-
-function requiredArchs(pod: TestPod): string[] {
-  return (
-    pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? []
-  ).flatMap((t) =>
-    (t.matchExpressions ?? []).filter((e) => e.key === ARCH_LABEL).flatMap((e) => e.values ?? []),
-  );
 }
 
 /** Registry reads (manifests and blobs) of `repository`. */
@@ -152,60 +103,26 @@ beforeAll(async () => {
   await allowed.pushImage('team/app', '1', platforms(['amd64', 'arm64'], 'app'));
   await other.pushImage('team/app', '1', platforms(['amd64', 'arm64'], 'other'));
 
-  cluster = await startTestCluster({
-    name: uniqueName('pp-policy'),
-    nodes: ARCHITECTURES.map((architecture) => ({
-      name: `worker-${architecture}`,
-      architecture,
-      role: 'worker' as const,
-    })),
+  env = await startInProcessOperatorCluster({
+    name: 'pp-policy',
+    root,
+    operatorNamespace: opNs,
+    namespaces: [appNs],
+    // The image config kind must be served before the operator starts (it asks discovery once).
+    beforeOperator: async (client) => {
+      await installDevCrds(client, REGISTRY_POLICY_DEV_CRDS);
+      await client.request({
+        method: 'POST',
+        path: '/apis/config.openshift.io/v1/images',
+        body: imageConfig({ allowedRegistries: [allowed?.host ?? ''] }),
+      });
+    },
+    operator: { registry: { caCertificates: [allowed.caCertPem, other.caCertPem] } },
   });
-  client = new KubeClient(await cluster.kubeConfig());
-  for (const name of [opNs, appNs]) await req('POST', '/api/v1/namespaces', { metadata: { name } });
-  await eventually(() => req('GET', `/api/v1/namespaces/${appNs}/serviceaccounts/default`), {
-    what: `the default service account of ${appNs}`,
-  });
-  // The image config kind must be served before the operator starts (it asks discovery once).
-  await installDevCrds(client, REGISTRY_POLICY_DEV_CRDS);
-  await req(
-    'POST',
-    '/apis/config.openshift.io/v1/images',
-    imageConfig({ allowedRegistries: [allowed.host] }),
-  );
-
-  operator = await startPodPlacementOperator({
-    kubeConfig: await cluster.kubeConfig(),
-    namespace: opNs,
-    signal: stop.signal,
-    webhookHost: '127.0.0.1',
-    webhookPort: 0,
-    endpoint: { kind: 'url', baseUrl: 'https://127.0.0.1:0' },
-    tls: { mode: 'self-managed', certDir: path.join(root, 'certs') },
-    probes: false,
-    leaderElection: false,
-    installCrds: true,
-    globalPullSecret: { namespace: opNs, name: 'pull-secret' },
-    registry: { caCertificates: [allowed.caCertPem, other.caCertPem] },
-    handleSignals: false,
-    logger: silentLogger,
-  });
-  await eventually(
-    () =>
-      req('POST', '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs', {
-        apiVersion: 'multiarch.openshift.io/v1beta1',
-        kind: 'ClusterPodPlacementConfig',
-        metadata: { name: 'cluster' },
-        spec: {},
-      }),
-    { timeoutMs: 60_000, intervalMs: 500, what: 'the ClusterPodPlacementConfig created' },
-  );
 }, 240_000);
 
 afterAll(async () => {
-  stop.abort();
-  await operator?.stopped.catch(() => undefined);
-  await client?.close();
-  await cluster?.stop({ wipe: true });
+  await env?.stop();
   await Promise.all([allowed?.stop(), other?.stop()]);
   rmSync(root, { recursive: true, force: true });
 }, 120_000);
@@ -213,8 +130,8 @@ afterAll(async () => {
 describe('the nodes’ image policy', () => {
   it('releases a pod whose registry is not in allowedRegistries uninspected, names the rule, and explain says so', async () => {
     const image = `${other?.host ?? ''}/team/app:1`;
-    const name = await createGatedPod('not-allowed', { containers: [{ name: 'c', image }] });
-    const pod = await released(name);
+    const name = await pods().createGated('not-allowed', { containers: [{ name: 'c', image }] });
+    const pod = await pods().ungated(name);
     const rule = `registry ${other?.host ?? ''} is not in image.config.openshift.io/cluster allowedRegistries: the nodes would refuse to pull image ${image}, so it was not inspected`;
     expect(pod.metadata.labels?.[LABELS.imageInspectError]).toBe('');
     expect(pod.metadata.labels?.[LABELS.imageInspectErrorCount]).toBe('1');
@@ -229,7 +146,7 @@ describe('the nodes’ image policy', () => {
     );
 
     const run = await runTessera(
-      cluster?.kubeconfigPath ?? '',
+      env?.cluster.kubeconfigPath ?? '',
       'podplacement',
       'explain',
       `${appNs}/${name}`,
@@ -245,10 +162,10 @@ describe('the nodes’ image policy', () => {
   }, 180_000);
 
   it('places the same image from an allowed registry as usual', async () => {
-    const name = await createGatedPod('allowed', {
+    const name = await pods().createGated('allowed', {
       containers: [{ name: 'c', image: `${allowed?.host ?? ''}/team/app:1` }],
     });
-    expect(requiredArchs(await released(name))).toEqual(['amd64', 'arm64']);
+    expect(requiredArchs(await pods().ungated(name))).toEqual(['amd64', 'arm64']);
     // An ordinary multi-architecture image: one manifest request, no probe for a bundle.
     expect(manifestReads(allowed, 'team/app')).toHaveLength(1);
   }, 120_000);
@@ -264,7 +181,9 @@ describe('the nodes’ image policy', () => {
     // The operator learns of the change through its watch: until then a pod may still be refused by the old rule.
     await eventually(
       async () => {
-        const pod = await released(await createGatedPod('blocked', { containers: [{ name: 'c', image }] }));
+        const pod = await pods().ungated(
+          await pods().createGated('blocked', { containers: [{ name: 'c', image }] }),
+        );
         expect(pod.metadata.annotations?.[ANNOTATIONS.imageInspectError]).toContain(
           `registry ${other?.host ?? ''} is in image.config.openshift.io/cluster blockedRegistries: the nodes would refuse to pull image ${image}`,
         );
@@ -280,13 +199,13 @@ describe('operator bundles published as indexes of several platforms (MTO: "OCI 
   const opm = (): string => `${allowed?.host ?? ''}/olm/opm:v1`;
 
   it('an ordinary pod gets the index’s platforms, for one manifest request', async () => {
-    const name = await createGatedPod('plain-bundle', { containers: [{ name: 'c', image: bundle() }] });
-    expect(requiredArchs(await released(name))).toEqual(['arm64', 'ppc64le']);
+    const name = await pods().createGated('plain-bundle', { containers: [{ name: 'c', image: bundle() }] });
+    expect(requiredArchs(await pods().ungated(name))).toEqual(['arm64', 'ppc64le']);
     expect(manifestReads(allowed, 'olm/bundle')).toHaveLength(1);
   }, 120_000);
 
   it("OLM's unpack pod: the bundle counts as every architecture, so the other images decide, as MTO answers", async () => {
-    const name = await createGatedPod(
+    const name = await pods().createGated(
       'unpack',
       {
         initContainers: [
@@ -297,7 +216,7 @@ describe('operator bundles published as indexes of several platforms (MTO: "OCI 
       },
       { [BUNDLE_UNPACK_REF_LABEL]: 'abc123' },
     );
-    const pod = await released(name);
+    const pod = await pods().ungated(name);
     expect(requiredArchs(pod)).toEqual(['ppc64le', 's390x']);
     // The bundle index: its manifest, then its first runnable manifest and that one's config.
     expect(manifestReads(allowed, 'olm/bundle')).toHaveLength(1 + 2);
@@ -306,12 +225,12 @@ describe('operator bundles published as indexes of several platforms (MTO: "OCI 
 
   it('a bundle-unpack pod of the bundle alone may run on every architecture; the probe is remembered', async () => {
     const before = manifestReads(allowed, 'olm/bundle').length;
-    const name = await createGatedPod(
+    const name = await pods().createGated(
       'unpack-alone',
       { containers: [{ name: 'c', image: bundle() }] },
       { [BUNDLE_UNPACK_REF_LABEL]: 'def456' },
     );
-    expect(requiredArchs(await released(name))).toEqual(['amd64', 'arm64', 'ppc64le', 's390x']);
+    expect(requiredArchs(await pods().ungated(name))).toEqual(['amd64', 'arm64', 'ppc64le', 's390x']);
     // Answered from the cache: no request at all.
     expect(manifestReads(allowed, 'olm/bundle')).toHaveLength(before);
   }, 120_000);
