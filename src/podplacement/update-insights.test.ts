@@ -64,6 +64,25 @@ describe('pod placement update insights', () => {
     expect(insights[0]?.uid).toMatch(/^podplacement-registry-[0-9a-f]{16}$/);
   });
 
+  it('asks for a write when a registry starts failing, not on every failure of a known one', async () => {
+    const clock = new FakeClock(T0);
+    const told: string[] = [];
+    const window = new RegistryFailureWindow(
+      clock,
+      () => [],
+      () => told.push(window.current()[0]?.registry ?? ''),
+    );
+    window.record({ image: 'quay.io/a/b:1', namespace: 'shop', error: 'unauthorized' });
+    window.record({ image: 'quay.io/a/c:1', namespace: 'batch', error: 'unauthorized' });
+    expect(told).toEqual(['quay.io']);
+    window.record({ image: 'registry.example.com/x:1', namespace: 'shop', error: 'connection refused' });
+    expect(told).toHaveLength(2);
+    // Forgotten after the window, it is news again when it fails anew.
+    await clock.advance(FAILURE_WINDOW_MS + 1);
+    window.record({ image: 'quay.io/a/b:1', namespace: 'shop', error: 'unauthorized' });
+    expect(told).toHaveLength(3);
+  });
+
   it('forgets failures older than the window', async () => {
     const clock = new FakeClock(T0);
     const window = new RegistryFailureWindow(clock);

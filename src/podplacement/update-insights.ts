@@ -102,6 +102,8 @@ export class RegistryFailureWindow {
     if (seen !== undefined) entry.namespaces.set(failure.namespace, seen + 1);
     else if (entry.namespaces.size < MAX_NAMESPACES_PER_INSIGHT) entry.namespaces.set(failure.namespace, 1);
     else entry.otherNamespaces = true;
+    // A registry that starts failing is news worth a write now; more failures of a known one wait for the resync.
+    if (entry.count === 1) this.onNewRegistry();
   }
 
   /** The registries with failures in the window, most failures first. */
