@@ -248,7 +248,11 @@ describe('MetricsAuthFilter budgets', () => {
     const access = api.waiting.shift();
     expect(access?.path).toBe('/apis/authorization.k8s.io/v1/subjectaccessreviews');
     access?.answer({ status: { allowed: false } });
-    expect(await head).toMatchObject({ allowed: false, status: 403, reason: expect.stringContaining('may not head') });
+    expect(await head).toMatchObject({
+      allowed: false,
+      status: 403,
+      reason: expect.stringContaining('may not head'),
+    });
   });
 
   it('a request without a token costs no API call', async () => {
