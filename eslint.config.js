@@ -24,6 +24,8 @@ import tseslint from 'typescript-eslint';
 // to build its logger, and src/cli/flags.ts, the parsers of every command's flags. Static imports are checked by
 // no-restricted-imports, `import()` by no-restricted-syntax.
 //
+// Test doubles (src/runtime/testing: FakeClock, FakeListWatch) are imported by tests only, never by product code.
+//
 // Errors: every error thrown in src is a TesseraError (src/runtime/errors.ts) with a stable code, never a plain
 // `Error` (tests may throw anything).
 
@@ -84,6 +86,7 @@ function forbiddenImports(area, options = {}) {
         regex: `${up}${target}/(?!(${modules.join('|')})\\.js$)`,
         message: `Import src/${target} only through ${modules.map((m) => `src/${target}/${m}.ts`).join(' or ')}.`,
       });
+  patterns.push(TEST_DOUBLES);
   if (options.cliLogging)
     patterns.push({
       regex: `${up}cli/(?!(logging|flags)\\.js$)`,
@@ -91,6 +94,13 @@ function forbiddenImports(area, options = {}) {
     });
   return patterns;
 }
+
+/** The runtime's test doubles (FakeClock, FakeListWatch) are for tests: no product file imports them. */
+const TEST_DOUBLES = {
+  regex: '(^|/)testing/',
+  message:
+    'src/runtime/testing holds test doubles: import it from tests only (the build leaves it out of dist/).',
+};
 
 /** no-restricted-syntax entries that refuse a plain `Error` (`new Error(...)`, `throw Error(...)`). */
 const NO_PLAIN_ERROR = [
@@ -158,7 +168,10 @@ export default tseslint.config(
   {
     files: ['src/cli/**/*.ts'],
     ignores: ['**/*.test.ts'],
-    rules: { 'no-restricted-syntax': ['error', ...NO_PLAIN_ERROR] },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [TEST_DOUBLES] }],
+      'no-restricted-syntax': ['error', ...NO_PLAIN_ERROR],
+    },
   },
   ...Object.keys(MAY_IMPORT).map((area) => boundaryConfig(area, [`src/${area}/**/*.ts`])),
   ...Object.keys(MAY_IMPORT)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, type AdmissionRequest } from '../runtime/index.js';
+import { type AdmissionRequest } from '../runtime/index.js';
 import { clusterConfig, podPlacementConfig } from './builders.js';
 import {
   ClusterConfigValidator,
@@ -9,6 +9,7 @@ import {
   validatePodPlacementConfig,
   type ConfigReader,
 } from './config-validation.js';
+import { FakeClock } from '../runtime/testing/index.js';
 
 const ppc = (name: string, priority: number) =>
   podPlacementConfig(name, 'ns', { priority, platforms: [{ architecture: 'arm64', weight: 10 }] });

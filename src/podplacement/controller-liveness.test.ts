@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, type LeaseSpec } from '../runtime/index.js';
+import { type LeaseSpec } from '../runtime/index.js';
 import {
   NO_LEASE_VIEW,
   gatingVerdict,
@@ -7,6 +7,7 @@ import {
   observeControllerLease,
   type ControllerLeaseView,
 } from './controller-liveness.js';
+import { FakeClock } from '../runtime/testing/index.js';
 
 const STALE_MS = 300_000;
 const lease = (renewTime: string, holder = 'controller-0'): LeaseSpec => ({

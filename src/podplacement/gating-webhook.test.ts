@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { FakeClock, silentLogger, type AdmissionRequest } from '../runtime/index.js';
+import { silentLogger, type AdmissionRequest } from '../runtime/index.js';
 import type { ClusterPodPlacementConfig } from './api/schema.js';
 import { clusterConfig, pod } from './builders.js';
 import { GatingWebhook } from './gating-webhook.js';
 import { PodPlacementMetrics } from './metrics.js';
+import { FakeClock } from '../runtime/testing/index.js';
 
 function review(
   object: unknown,

@@ -2,8 +2,6 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
   ApiStatusError,
-  FakeClock,
-  flushAsync,
   silentLogger,
   type EventRecorder,
   type KubeClient,
@@ -19,6 +17,7 @@ import { GIVE_UP_MESSAGES, type PodMergePatch } from './placement-plan.js';
 import { PodReconciler } from './pod-reconciler.js';
 import type { Pod } from './pod-types.js';
 import { PullSecretResolver } from './pull-secrets.js';
+import { FakeClock, flushAsync } from '../runtime/testing/index.js';
 
 const NS = 'op';
 const CM_PATH = `/api/v1/namespaces/${NS}/configmaps`;

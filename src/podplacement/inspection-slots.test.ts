@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../runtime/index.js';
 import { InspectionSlots } from './inspection-slots.js';
+import { FakeClock } from '../runtime/testing/index.js';
 
 function slots(caps: { total?: number; perNamespace?: number; perRegistry?: number } = {}) {
   const clock = new FakeClock();

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { FakeClock, silentLogger } from '../runtime/index.js';
+import { silentLogger } from '../runtime/index.js';
 import { clusterConfig, pod } from './builders.js';
 import { GatingWebhook } from './gating-webhook.js';
 import { PodPlacementMetrics } from './metrics.js';
+import { FakeClock } from '../runtime/testing/index.js';
 
 /** The value of an unlabelled metric in a scrape, undefined when the scrape has no such line. */
 function sample(text: string, name: string): number | undefined {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiStatusError, FakeClock, flushAsync, silentLogger, type EventRecorder } from '../runtime/index.js';
+import { ApiStatusError, silentLogger, type EventRecorder } from '../runtime/index.js';
 import {
   Keyring,
   PolicyRefusalError,
@@ -15,6 +15,7 @@ import { GIVE_UP_MESSAGES, type PodMergePatch } from './placement-plan.js';
 import { PodReconciler, registryHostsOf } from './pod-reconciler.js';
 import type { Pod } from './pod-types.js';
 import { PullSecretResolver } from './pull-secrets.js';
+import { FakeClock, flushAsync } from '../runtime/testing/index.js';
 
 /** An image whose registry accepts the connection and never answers. */
 const HANG = 'hang';

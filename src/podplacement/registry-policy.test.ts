@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   ApiStatusError,
-  FakeClock,
   silentLogger,
   type KubeObject,
   type Logger,
@@ -43,6 +42,7 @@ import {
   readRegistryTrust,
   type PolicyInformer,
 } from './registry-policy-watch.js';
+import { FakeClock } from '../runtime/testing/index.js';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 const none: RegistryPolicyObjects = {

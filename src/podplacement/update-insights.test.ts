@@ -1,7 +1,6 @@
 // Pod placement's update insights: what an admin sees under `= Update Health =` when placement cannot keep up,
 // and the bounds of what a tenant's images can make the tracker hold.
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../runtime/clock.js';
 import {
   FAILURE_WINDOW_MS,
   MAX_NAMESPACES_PER_INSIGHT,
@@ -10,6 +9,7 @@ import {
   gatedPodAges,
   podPlacementContribution,
 } from './update-insights.js';
+import { FakeClock } from '../runtime/testing/index.js';
 
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Backoff, retryForever } from './backoff.js';
-import { FakeClock, flushAsync } from './clock.js';
 import { InvalidArgumentError } from './errors.js';
 import type { Logger } from './logging.js';
+import { FakeClock, flushAsync } from './testing/index.js';
 
 describe('Backoff', () => {
   it('grows exponentially up to the cap and never stops', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, MAX_TIMER_DELAY_MS, cappedTimer, type TimerHost } from './clock.js';
+import { MAX_TIMER_DELAY_MS, cappedTimer, type TimerHost } from './clock.js';
+import { FakeClock } from './testing/index.js';
 
 describe('FakeClock', () => {
   it('fires timers in due order (ties in scheduling order) and never early', () => {

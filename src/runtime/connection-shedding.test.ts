@@ -4,8 +4,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
 import { ConnectionLimiter, connectionToShed, type ConnectionState } from './connection-shedding.js';
+import { FakeClock } from './testing/index.js';
 
 describe('connectionToShed', () => {
   const c = (

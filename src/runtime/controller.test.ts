@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, flushAsync } from './clock.js';
 import { Controller } from './controller.js';
 import { TerminalError } from './errors.js';
 import { Trigger } from './trigger.js';
@@ -8,6 +7,7 @@ import type { Logger } from './logging.js';
 import type { KubeObject } from './object.js';
 import type { ReconcileResult } from './requeue-policy.js';
 import { ItemExponentialFailureRateLimiter } from './workqueue/rate-limiters.js';
+import { FakeClock, flushAsync } from './testing/index.js';
 
 interface Captured {
   level: string;

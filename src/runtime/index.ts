@@ -11,7 +11,7 @@
 //   await mgr.start();   // until SIGTERM/SIGINT, then graceful shutdown
 
 // Time
-export { realClock, FakeClock, flushAsync, MAX_TIMER_DELAY_MS, type Clock, type Timer } from './clock.js';
+export { realClock, MAX_TIMER_DELAY_MS, type Clock, type Timer } from './clock.js';
 
 // Errors, JSON shape checks, label selectors, conditions (also importable alone from light.ts, which loads no
 // third-party module)
@@ -119,13 +119,6 @@ export {
   type ReflectorStats,
   type ListWatchClient,
 } from './cache/reflector.js';
-export {
-  FakeListWatch,
-  openWatch,
-  closedWatch,
-  type ListWatchScript,
-  type ListWatchCall,
-} from './cache/fake-list-watch.js';
 export {
   DefaultSharedInformer,
   type SharedInformer,

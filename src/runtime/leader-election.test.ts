@@ -2,7 +2,6 @@
 // renewDeadline after the start of its last successful renewal (so before leaseDuration, when others may take
 // over), whatever the retry period and even with a renewal hanging; and timings are validated like client-go.
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
 import { ApiStatusError, ApiTransportError, InvalidArgumentError } from './errors.js';
 import {
   LeaderElector,
@@ -11,6 +10,7 @@ import {
   type LeaderElectionOptions,
 } from './leader-election.js';
 import type { ObjectRef, WriteOptions } from './resource-client.js';
+import { FakeClock } from './testing/index.js';
 
 type Mode = 'ok' | 'refuse' | 'hang';
 

@@ -3,9 +3,9 @@
 // No API server: the manager here has no informer, and its client is never used.
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FakeClock } from './clock.js';
 import { silentLogger } from './logging.js';
 import { Manager } from './manager.js';
+import { FakeClock } from './testing/index.js';
 
 function unusedKubeConfig(): KubeConfig {
   const kc = new KubeConfig();

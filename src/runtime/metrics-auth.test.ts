@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from './clock.js';
 import { MetricsAuthFilter } from './metrics-auth-filter.js';
 import {
   METRICS_AUTH_LIMITS,
@@ -11,6 +10,7 @@ import {
   tokenReviewDecision,
   type MetricsAuthDecision,
 } from './metrics-auth.js';
+import { FakeClock } from './testing/index.js';
 
 const PROMETHEUS = {
   username: 'system:serviceaccount:openshift-monitoring:prometheus-k8s',

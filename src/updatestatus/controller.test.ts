@@ -3,8 +3,6 @@
 // after the previous one, and none at all (resyncs included) while nothing the status shows has changed.
 import { describe, expect, it } from 'vitest';
 import { DefaultSharedInformer } from '../runtime/cache/shared-informer.js';
-import { FakeListWatch } from '../runtime/cache/fake-list-watch.js';
-import { FakeClock, flushAsync } from '../runtime/clock.js';
 import { ApiStatusError } from '../runtime/errors.js';
 import type { KubeObject } from '../runtime/object.js';
 import type { ResourceType } from '../runtime/resources.js';
@@ -29,6 +27,7 @@ import type {
 } from './inputs.js';
 import { Annotations } from './nodestate.js';
 import { type SimulationPlan, renderedConfig, simulatedState } from '../demo/update-simulation/timeline.js';
+import { FakeListWatch, FakeClock, flushAsync } from '../runtime/testing/index.js';
 
 const Deployments: ResourceType = {
   group: 'apps',

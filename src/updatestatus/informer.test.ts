@@ -1,10 +1,10 @@
 // The contract's writer against an API server that keeps what other field managers own: it writes when its
 // contribution changed or its heartbeat is due, never again and again for a difference an apply cannot remove.
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../runtime/clock.js';
 import type { KubeObject } from '../runtime/object.js';
 import type { UpdateStatus } from './api/schema.js';
 import { HEARTBEAT_INTERVAL_MS, type InformerContribution, InformerWriter } from './informer.js';
+import { FakeClock } from '../runtime/testing/index.js';
 
 type Stored = UpdateStatus & KubeObject;
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);

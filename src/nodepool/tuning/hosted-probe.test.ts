@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, type KubeClient, silentLogger } from '../../runtime/index.js';
+import { type KubeClient, silentLogger } from '../../runtime/index.js';
 import { HostedProbe } from './hosted-probe.js';
+import { FakeClock } from '../../runtime/testing/index.js';
 
 /** A hosted API whose answers the test controls, counting the requests it gets. */
 function hostedApi(answer: () => Promise<unknown>): { client: KubeClient; requests: () => number } {

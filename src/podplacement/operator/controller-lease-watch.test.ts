@@ -2,8 +2,6 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
   ApiStatusError,
-  FakeClock,
-  flushAsync,
   silentLogger,
   type AdmissionRequest,
   type EventRecorder,
@@ -16,6 +14,7 @@ import { clusterConfig, pod } from '../builders.js';
 import { GatingWebhook } from '../gating-webhook.js';
 import { PodPlacementMetrics } from '../metrics.js';
 import { ControllerLeaseWatch, GATING_EVENT_REASONS } from './controller-lease-watch.js';
+import { FakeClock, flushAsync } from '../../runtime/testing/index.js';
 
 const NS = 'op';
 const LEASE = 'ppc-controllers';

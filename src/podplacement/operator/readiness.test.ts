@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { flushAsync } from '../../runtime/index.js';
 import type { ConfigCaches } from './config-caches.js';
 import { ReconcilerReadiness, WebhookReadiness, serviceHasReadyEndpoint } from './readiness.js';
+import { flushAsync } from '../../runtime/testing/index.js';
 
 describe('serviceHasReadyEndpoint', () => {
   it('is false without slices or endpoints', () => {

@@ -5,7 +5,6 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   ApiStatusError,
   ApiTransportError,
-  FakeClock,
   silentLogger,
   type KubeClient,
   type KubeObject,
@@ -15,6 +14,7 @@ import { MUTATING_WEBHOOK } from '../constants.js';
 import { SelfManagedTls } from '../webhook-tls.js';
 import { REGISTRATION_BACKOFF } from './options.js';
 import { WebhookTlsSource, servingCertificateNames } from './tls-source.js';
+import { FakeClock } from '../../runtime/testing/index.js';
 
 describe('servingCertificateNames', () => {
   it("covers every name the webhook Service answers to in the operator's namespace, and loopback", () => {

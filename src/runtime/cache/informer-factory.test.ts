@@ -1,11 +1,10 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { KubeClient } from '../client.js';
-import { FakeClock } from '../clock.js';
 import type { KubeObject } from '../object.js';
 import { ConfigMaps } from '../resources.js';
-import { FakeListWatch, openWatch } from './fake-list-watch.js';
 import { SharedInformerFactory } from './informer-factory.js';
+import { FakeClock, FakeListWatch, openWatch } from '../testing/index.js';
 
 const emptyListWatch = (): KubeClient =>
   new FakeListWatch<KubeObject>({

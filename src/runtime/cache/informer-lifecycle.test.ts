@@ -3,11 +3,10 @@
 // real sleeps, so the exact backoff schedule can be asserted.
 import { describe, expect, it } from 'vitest';
 import { ApiTransportError } from '../errors.js';
-import { FakeClock } from '../clock.js';
 import type { KubeObject } from '../object.js';
 import { ConfigMaps } from '../resources.js';
-import { FakeListWatch, openWatch } from './fake-list-watch.js';
 import { DefaultSharedInformer } from './shared-informer.js';
+import { FakeClock, FakeListWatch, openWatch } from '../testing/index.js';
 
 describe('informer lifecycle', () => {
   it('retries a failing list forever with backoff capped at maxMs', async () => {

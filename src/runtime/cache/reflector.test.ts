@@ -2,11 +2,9 @@
 // continue token restarts the list from scratch and the cache ends with the complete list, never an empty or
 // partial one that would emit spurious deletes.
 import { describe, expect, it } from 'vitest';
-import { FakeClock, flushAsync } from '../clock.js';
 import { ApiStatusError, WatchStalledError } from '../errors.js';
 import type { KubeList, KubeObject } from '../object.js';
 import { ConfigMaps } from '../resources.js';
-import { FakeListWatch, closedWatch, openWatch } from './fake-list-watch.js';
 import {
   EXPECTED_THROTTLE_ATTEMPTS,
   Reflector,
@@ -14,6 +12,7 @@ import {
   type ReflectorSink,
 } from './reflector.js';
 import { DefaultSharedInformer } from './shared-informer.js';
+import { FakeClock, flushAsync, FakeListWatch, closedWatch, openWatch } from '../testing/index.js';
 
 const cm = (name: string, rv: string): KubeObject => ({
   metadata: { namespace: 'n', name, resourceVersion: rv },

@@ -1,9 +1,9 @@
 // ConversionReview parsing and answering, as pure functions and over HTTPS through WebhookServer on loopback.
 import https from 'node:https';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../clock.js';
 import { convertReview, parseConversionReview, type Converter } from './conversion.js';
 import { WebhookServer } from './server.js';
+import { FakeClock } from '../testing/index.js';
 
 const review = (request: unknown, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'apiextensions.k8s.io/v1',

@@ -9,10 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FakeClock } from '../clock.js';
 import { FileCertificateWatcher } from './certificate-source.js';
 import { generateDevCertificate } from './dev-certificate.js';
 import { WEBHOOK_BUDGET_DEFAULTS, WebhookServer } from './server.js';
+import { FakeClock } from '../testing/index.js';
 
 async function certificateFiles(): Promise<{ certFile: string; keyFile: string }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tessera-webhook-'));

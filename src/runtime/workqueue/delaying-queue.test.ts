@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, MAX_TIMER_DELAY_MS, type Timer } from '../clock.js';
+import { MAX_TIMER_DELAY_MS, type Timer } from '../clock.js';
 import { DelayingWorkQueue } from './delaying-queue.js';
+import { FakeClock } from '../testing/index.js';
 
 describe('DelayingWorkQueue', () => {
   it('makes a key available only once its delay has passed on the clock', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, flushAsync } from '../clock.js';
 import { Controller } from '../controller.js';
 import { splitObjectKey } from '../object.js';
 import { FairOrder } from './fair-order.js';
 import { WorkQueue } from './queue.js';
 import { RateLimitingWorkQueue } from './rate-limiting-queue.js';
 import { ItemExponentialFailureRateLimiter } from './rate-limiters.js';
+import { FakeClock, flushAsync } from '../testing/index.js';
 
 const namespaceOf = (key: string): string => splitObjectKey(key).namespace;
 const fairQueue = (): WorkQueue<string> => new WorkQueue<string>({ order: new FairOrder(namespaceOf) });

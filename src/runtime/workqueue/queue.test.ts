@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { flushAsync } from '../clock.js';
 import { WorkQueue } from './queue.js';
+import { flushAsync } from '../testing/index.js';
 
 /** Deterministic PRNG (mulberry32) so property runs are reproducible. */
 function rng(seed: number): () => number {

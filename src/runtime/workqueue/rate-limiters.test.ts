@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../clock.js';
 import { InvalidArgumentError } from '../errors.js';
 import {
   BucketRateLimiter,
@@ -8,6 +7,7 @@ import {
   defaultControllerRateLimiter,
 } from './rate-limiters.js';
 import { RateLimitingWorkQueue } from './rate-limiting-queue.js';
+import { FakeClock } from '../testing/index.js';
 
 describe('ItemExponentialFailureRateLimiter', () => {
   it('doubles per failure from 5 ms and caps at 1000 s, per key', () => {

@@ -23,7 +23,6 @@ import {
 } from '../../../src/devcluster/processes.js';
 import { SharedInformerFactory } from '../../../src/runtime/cache/informer-factory.js';
 import { KubeClient } from '../../../src/runtime/client.js';
-import { FakeClock } from '../../../src/runtime/clock.js';
 import type { KubeObject } from '../../../src/runtime/object.js';
 import { ResourceClient } from '../../../src/runtime/resource-client.js';
 import { Namespaces } from '../../../src/runtime/resources.js';
@@ -47,6 +46,7 @@ import { fixturePath } from '../../support/fixtures.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 import { captureCommandIO } from '../../support/command-io.js';
 import { createSnapshotObjects } from '../../support/updatestatus.js';
+import { FakeClock } from '../../../src/runtime/testing/index.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 /** An updating cluster without alerts of its own. */

@@ -21,7 +21,6 @@ import { createUpdateStatusController } from '../../../src/updatestatus/controll
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
 import type { UpdateStatus } from '../../../src/updatestatus/api/schema.js';
 import { SharedInformerFactory } from '../../../src/runtime/cache/informer-factory.js';
-import { FakeClock } from '../../../src/runtime/clock.js';
 import {
   ClusterOperators,
   ClusterVersions,
@@ -37,6 +36,7 @@ import { fixturePath } from '../../support/fixtures.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 import { captureCommandIO } from '../../support/command-io.js';
 import { createSnapshotObjects, freshObject } from '../../support/updatestatus.js';
+import { FakeClock } from '../../../src/runtime/testing/index.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 const ocOutputs = fixturePath('oc-upgrade-status-details');

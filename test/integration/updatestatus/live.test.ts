@@ -10,7 +10,6 @@ import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { KubeClient } from '../../../src/runtime/client.js';
 import type { KubeObject } from '../../../src/runtime/object.js';
 import { ResourceClient } from '../../../src/runtime/resource-client.js';
-import { FakeClock } from '../../../src/runtime/clock.js';
 import { Nodes } from '../../../src/runtime/resources.js';
 import { snapshotNow } from '../../../src/updatestatus/assess.js';
 import { MILLISECOND } from '../../../src/updatestatus/gotime.js';
@@ -31,6 +30,7 @@ import { createUpdateStatusController } from '../../../src/updatestatus/controll
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
 import { captureCommandIO } from '../../support/command-io.js';
 import { createSnapshotObjects } from '../../support/updatestatus.js';
+import { FakeClock } from '../../../src/runtime/testing/index.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 // A case without alerts or an MCO deployment; this cluster serves no alerts (every oc example runs live, with

@@ -16,13 +16,8 @@ import {
   type ImageInspector,
   type InspectOptions,
 } from '../../../src/registry/index.js';
-import {
-  Controller,
-  FakeClock,
-  flushAsync,
-  silentLogger,
-  splitObjectKey,
-} from '../../../src/runtime/index.js';
+import { Controller, silentLogger, splitObjectKey } from '../../../src/runtime/index.js';
+import { FakeClock, flushAsync } from '../../../src/runtime/testing/index.js';
 
 const WORKERS = 8;
 const DEADLINE_MS = 15_000;

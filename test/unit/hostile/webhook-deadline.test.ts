@@ -4,7 +4,6 @@
 // webhook's own explanation); the pod gating webhook admits unchanged on any failure; validating webhooks may deny.
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeClock } from '../../../src/runtime/clock.js';
 import { silentLogger } from '../../../src/runtime/logging.js';
 import type { AdmissionHandler } from '../../../src/runtime/webhook/admission.js';
 import {
@@ -21,6 +20,7 @@ import {
   validatingWebhookConfiguration,
 } from '../../../src/podplacement/webhook-configurations.js';
 import { admission, post, review, startWebhook, type RunningWebhook } from './webhook-support.js';
+import { FakeClock } from '../../../src/runtime/testing/index.js';
 
 /** Lets socket I/O and promise continuations run (real time; the server's timers run on the FakeClock). */
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));

@@ -3,7 +3,7 @@
 // 410) to simulate server failures. It does no timing of its own, so tests drive time with a FakeClock.
 import type { ListRequestOptions, QueryValue, WatchEvent, WatchStream } from '../client.js';
 import type { KubeList } from '../object.js';
-import type { ListWatchClient } from './reflector.js';
+import type { ListWatchClient } from '../cache/reflector.js';
 
 export interface ListWatchCall {
   readonly kind: 'list' | 'watch';
