@@ -81,3 +81,34 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 200));
   }
 }
+
+/**
+ * Waits until every CRD `kubectl get` names (`crd/NAME...`, or `crd` for all of them) is Established. Polls rather than
+ * `kubectl wait --for=condition=Established`, which fails at once ("accessor error: <nil>") for a CRD the API server
+ * has not yet given any condition, a race of the first moment after the CRD is created.
+ */
+export async function waitForCrdsEstablished(
+  kubectl: (args: string[]) => Promise<string>,
+  crds: readonly string[],
+  timeoutMs = 60_000,
+): Promise<void> {
+  interface Crd {
+    metadata: { name: string };
+    status?: { conditions?: { type: string; status: string }[] };
+  }
+  await eventually(
+    async () => {
+      // One name prints the object, several (or --all) a List.
+      const got = JSON.parse(await kubectl(['get', ...crds, '-o', 'json'])) as Crd | { items: Crd[] };
+      const items = 'items' in got ? got.items : [got];
+      const waiting = items
+        .filter(
+          (c) => !(c.status?.conditions ?? []).some((k) => k.type === 'Established' && k.status === 'True'),
+        )
+        .map((c) => c.metadata.name);
+      if (items.length === 0 || waiting.length > 0)
+        throw new Error(`not Established yet: ${waiting.join(', ')}`);
+    },
+    { timeoutMs, intervalMs: 250, what: `CRDs Established (${crds.join(' ')})` },
+  );
+}

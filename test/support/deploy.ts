@@ -5,7 +5,7 @@ import { projectRoot } from '../../src/devcluster/binaries.js';
 import { installNodePoolCrds } from '../../src/nodepool/api/install.js';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../../src/podplacement/constants.js';
 import type { KubeClient } from '../../src/runtime/index.js';
-import { eventually } from './cluster.js';
+import { eventually, waitForCrdsEstablished } from './cluster.js';
 import { installOpenShiftDevCrds } from '../../src/updatestatus/api/dev-crds.js';
 
 export const DEPLOY = path.join(projectRoot, 'deploy');
@@ -68,9 +68,9 @@ export async function prepareOpenShiftLikeCluster(
 }
 
 /** The admin's commands: the CRDs, every component, and the hosted cluster's RBAC (the same cluster here). */
-export async function applyDeploy(kubectl: (args: string[]) => Promise<unknown>): Promise<void> {
+export async function applyDeploy(kubectl: (args: string[]) => Promise<string>): Promise<void> {
   await kubectl(['apply', '--server-side', '-f', path.join(DEPLOY, 'crds')]);
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  await waitForCrdsEstablished(kubectl, ['crd']);
   await kubectl(['apply', '--server-side', '-k', DEPLOY]);
   await kubectl(['apply', '--server-side', '-k', path.join(DEPLOY, 'nodepool/hosted')]);
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBinaries, OLM_TEST_BINARIES, type BinaryPaths } from '../../src/devcluster/binaries.js';
 import type { DevCluster } from '../../src/devcluster/cluster.js';
+import { waitForCrdsEstablished } from './cluster.js';
 import {
   type ComponentProcess,
   freePort,
@@ -62,7 +63,7 @@ export async function startOlm(cluster: DevCluster): Promise<Olm> {
 
   // Server-side: the CSV CRD is too large for client-side apply's last-applied annotation.
   await kubectl(['apply', '--server-side', ...binaries.olmCrds.flatMap((f) => ['-f', f])]);
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...crdNames(binaries.olmCrds)]);
+  await waitForCrdsEstablished(kubectl, crdNames(binaries.olmCrds));
   await applyStdin(binaries.kubectl, cluster.kubeconfigPath, upstreamNamespaces());
 
   const started: ComponentProcess[] = [];
