@@ -208,6 +208,19 @@ describe('MetricsAuthFilter budgets', () => {
     expect(api.waiting).toHaveLength(1);
   });
 
+  it('lets one scraper address review two identities at once by default (a third waits with 429)', async () => {
+    const api = heldApiServer();
+    const filter = new MetricsAuthFilter({ client: api.client });
+    const platform = filter.decide('GET', 'Bearer platform-prometheus', '10.0.0.9');
+    const userWorkload = filter.decide('GET', 'Bearer user-workload-prometheus', '10.0.0.9');
+    await flush();
+    expect(api.waiting.map((w) => w.token)).toEqual(['platform-prometheus', 'user-workload-prometheus']);
+    expect(await filter.decide('GET', 'Bearer third', '10.0.0.9')).toMatchObject({ status: 429 });
+    for (const w of api.waiting.splice(0)) w.answer({ status: { authenticated: false } });
+    expect(await platform).toMatchObject({ status: 401 });
+    expect(await userWorkload).toMatchObject({ status: 401 });
+  });
+
   it('shares one review between concurrent requests with the same token, then answers from the cache', async () => {
     const api = heldApiServer();
     const clock = new FakeClock(0);

@@ -23,6 +23,8 @@ export interface MetricsAuthLimits {
   /**
    * Of those, review pairs in flight for one client address; past it: 429, no API call. So one stranger sending new
    * tokens cannot hold every review slot while the scraper's cached decision expires (its scrapes would get 429).
+   * Two, not one: one scraper may scrape with two identities at once (a Prometheus with two jobs, platform and
+   * user-workload monitoring behind one address), and its second review must not be refused.
    */
   readonly maxConcurrentReviewsPerClient: number;
   /** Bytes the decision cache may hold (keys, user names and reasons counted). */
@@ -40,7 +42,7 @@ export interface MetricsAuthLimits {
 export const METRICS_AUTH_LIMITS: MetricsAuthLimits = {
   maxTokenBytes: 8 * 1024,
   maxConcurrentReviews: 4,
-  maxConcurrentReviewsPerClient: 1,
+  maxConcurrentReviewsPerClient: 2,
   maxCacheBytes: 256 * 1024,
   maxCacheEntries: 1024,
   allowTtlMs: 60_000,
