@@ -72,6 +72,84 @@ async function cpuDuring<T>(
   return { result, cpu };
 }
 
+/**
+ * kube-apiserver's request counters (apiserver_request_total, summed over codes, by `VERB resource[/subresource]`)
+ * and watch events sent (apiserver_watch_events_total, by kind, as `WATCH-EVENT kind`), read through kubectl so
+ * the text format needs no client of its own. The difference of two readings says what a phase asked of it.
+ */
+function apiserverCounters(kubeconfigPath: string): Map<string, number> {
+  const out = spawnSync('kubectl', ['--kubeconfig', kubeconfigPath, 'get', '--raw', '/metrics'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const counts = new Map<string, number>();
+  if (out.status !== 0) return counts;
+  const label = (labels: string, key: string): string => {
+    const at = labels.indexOf(`${key}="`);
+    return at < 0 ? '' : labels.slice(at + key.length + 2, labels.indexOf('"', at + key.length + 2));
+  };
+  for (const line of out.stdout.split('\n')) {
+    const metric = line.startsWith('apiserver_request_total{')
+      ? 'request'
+      : line.startsWith('apiserver_watch_events_total{')
+        ? 'watch'
+        : undefined;
+    if (!metric) continue;
+    const labels = line.slice(line.indexOf('{') + 1, line.lastIndexOf('}'));
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    const key =
+      metric === 'request'
+        ? `${label(labels, 'verb')} ${label(labels, 'resource')}${label(labels, 'subresource') ? `/${label(labels, 'subresource')}` : ''}`
+        : `WATCH-EVENT ${label(labels, 'resource') || label(labels, 'kind')}`;
+    counts.set(key, (counts.get(key) ?? 0) + value);
+  }
+  return counts;
+}
+
+/** Per-pod difference of two apiserverCounters readings, largest first, without the rows under 0.05 per pod. */
+function countersPerPod(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  pods: number,
+): [string, number][] {
+  return [...after]
+    .map(([k, v]): [string, number] => [k, (v - (before.get(k) ?? 0)) / pods])
+    .filter(([, v]) => v >= 0.05)
+    .sort((a, b) => b[1] - a[1]);
+}
+
+/**
+ * Waits until kube-apiserver has taken every write the pods cause (Events, status updates, the operator's
+ * patches): until its pod and Event write counters stop moving for 2 s, at most 120 s. Scheduling comes before some of them
+ * (the operator writes its Events after the patch, kwok marks pods Running), so a CPU window that ended at the last
+ * pod scheduled would miss them on a slow machine.
+ */
+async function settled(kubeconfigPath: string): Promise<void> {
+  // Writes of pods and Events only: node leases and heartbeats go on at their own pace.
+  const writes = (): number =>
+    writesPerPod(
+      countersPerPod(new Map(), apiserverCounters(kubeconfigPath), 1).filter(([k]) =>
+        / (pods|pods\/\w+|events)$/.test(k),
+      ),
+    );
+  const deadline = Date.now() + 120_000;
+  let last = writes();
+  let still = 0;
+  while (still < 2 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const now = writes();
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+}
+
+/** Writes (POST, PUT, PATCH, DELETE) per pod in a countersPerPod table. */
+function writesPerPod(rows: readonly [string, number][]): number {
+  return rows
+    .filter(([k]) => /^(POST|PUT|PATCH|DELETE|CREATE|UPDATE|APPLY) /.test(k))
+    .reduce((n, [, v]) => n + v, 0);
+}
+
 /** Wall time of a bare `node -e 0` on this machine (median of 5), so a reader can tell a slow machine apart. */
 function bareNodeStartMs(): number {
   const runs: number[] = [];
@@ -421,9 +499,16 @@ async function runDensity(): Promise<BenchMetric[]> {
     if (apiserverPid === undefined) throw new Error('the dev cluster recorded no kube-apiserver process');
     const base = await burst(client, 'baseline', images);
     await mkNs('baseline-paced');
-    const { result: basePaced, cpu: basePacedCpu } = await cpuDuring({ apiserver: apiserverPid }, () =>
-      burst(client, 'baseline-paced', images, PACED_PER_S),
+    const baseCountersBefore = apiserverCounters(cluster.kubeconfigPath);
+    const { result: basePaced, cpu: basePacedCpu } = await cpuDuring(
+      { apiserver: apiserverPid },
+      async () => {
+        const r = await burst(client, 'baseline-paced', images, PACED_PER_S);
+        await settled(cluster.kubeconfigPath);
+        return r;
+      },
     );
+    const baseRequests = countersPerPod(baseCountersBefore, apiserverCounters(cluster.kubeconfigPath), PODS);
     await client.request({ method: 'DELETE', path: '/api/v1/namespaces/baseline' });
 
     log('starting the operator (separate process)');
@@ -467,16 +552,34 @@ async function runDensity(): Promise<BenchMetric[]> {
     await mkNs('measured');
     const { result: withOp, cpu: burstCpu } = await cpuDuring(
       { apiserver: apiserverPid, operator: pid },
-      () => burst(client, 'measured', images),
+      async () => {
+        const r = await burst(client, 'measured', images);
+        await settled(cluster.kubeconfigPath);
+        return r;
+      },
     );
     const droppedDuringBurst = (await eventsDropped(probePort)) - droppedBefore;
     await mkNs('measured-paced');
+    const opCountersBefore = apiserverCounters(cluster.kubeconfigPath);
     log('paced run with the operator: start');
     const { result: withOpPaced, cpu: pacedCpu } = await cpuDuring(
       { apiserver: apiserverPid, operator: pid },
-      () => burst(client, 'measured-paced', images, PACED_PER_S),
+      async () => {
+        const r = await burst(client, 'measured-paced', images, PACED_PER_S);
+        await settled(cluster.kubeconfigPath);
+        return r;
+      },
     );
     log('paced run with the operator: end');
+    const opRequests = countersPerPod(opCountersBefore, apiserverCounters(cluster.kubeconfigPath), PODS);
+    // What each pod asked of the API server, with and without the operator (the bench's own watches included).
+    for (const [what, rows] of [
+      ['without the operator', baseRequests],
+      ['with the operator', opRequests],
+    ] as const)
+      log(
+        `kube-apiserver per paced pod, ${what}: ${rows.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}`,
+      );
     const peakBurst = rssMiB(pid).peak;
     const manifestGets = registry
       .accessLog()
@@ -572,6 +675,25 @@ async function runDensity(): Promise<BenchMetric[]> {
         unit: 'ratio',
         goal: { op: '<=', value: 0.5 },
         baseline: 'operator CPU / kube-apiserver CPU, same paced pods, same run',
+      },
+      {
+        name: 'apiserver_writes_per_pod_paced',
+        value: writesPerPod(opRequests),
+        unit: 'writes',
+        baseline:
+          'POST/PUT/PATCH/DELETE requests kube-apiserver served per paced pod with the operator (events included)',
+      },
+      {
+        name: 'apiserver_writes_per_pod_paced_without_operator',
+        value: writesPerPod(baseRequests),
+        unit: 'writes',
+        baseline: 'the same over the paced pods of the run without the operator',
+      },
+      {
+        name: 'apiserver_event_writes_per_pod_paced',
+        value: opRequests.filter(([k]) => /^(POST|PATCH|PUT) events$/.test(k)).reduce((n, [, v]) => n + v, 0),
+        unit: 'writes',
+        baseline: 'Event creates and updates per paced pod with the operator (core/v1 and events.k8s.io)',
       },
       {
         name: 'operator_cpu_ms_per_pod_burst',
@@ -712,7 +834,13 @@ async function runDensity(): Promise<BenchMetric[]> {
       },
       { name: 'operator_peak_rss_whole_run_mib', value: peakWholeRun, unit: 'MiB' },
     ];
-    return metrics;
+    // A run without held or in-flight pods (PP_BENCH_HELD=0, PP_BENCH_IN_FLIGHT=0: the CPU figures only) has no
+    // memory figures for them.
+    return metrics.filter(
+      (m) =>
+        !(HELD === 0 && m.name.includes('5k_pending')) &&
+        !(IN_FLIGHT === 0 && (m.name.includes('10k_gated') || m.name === 'operator_peak_rss_whole_run_mib')),
+    );
   } finally {
     if (operator) await stopOperator(operator);
     await registry.stop().catch(() => undefined);

@@ -31,6 +31,11 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Time to receive the full answer (ms). Default: the client's requestTimeoutMs. */
   timeoutMs?: number;
+  /**
+   * Drop a successful answer unread and resolve with undefined: for writes whose result the caller does not use
+   * (Events, a pod patch), so a whole object is not decoded and parsed for nothing. Errors are read as usual.
+   */
+  discardAnswer?: boolean;
 }
 
 /** One page of a list: a GET whose answer is decoded item by item (see ListDecodeOptions for the budgets). */
@@ -110,6 +115,11 @@ export class KubeClient {
   /** Sends one request and parses the JSON answer. */
   async request<T>(opts: RequestOptions): Promise<T> {
     const res = await this.send(opts, opts.timeoutMs ?? this.requestTimeoutMs);
+    if (opts.discardAnswer && res.statusCode >= 200 && res.statusCode < 300) {
+      // Read to the end (up to undici's dump limit, else the connection is closed) so the connection is reused.
+      await res.body.dump();
+      return undefined as T;
+    }
     const text = await res.body.text();
     if (res.statusCode < 200 || res.statusCode >= 300) throw this.statusError(opts, res.statusCode, text);
     return (text ? JSON.parse(text) : undefined) as T;

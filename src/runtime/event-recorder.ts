@@ -188,14 +188,17 @@ export class KubeEventRecorder implements EventRecorder {
           ? { count: event.count, lastTimestamp: metaTime(event.lastTimestamp), message: event.message }
           : { series: { count: event.count, lastObservedTime: microTime(event.lastTimestamp) } };
         try {
-          await this.events.mergePatch({ namespace: event.namespace, name: event.name }, patch);
+          await this.events.mergePatch({ namespace: event.namespace, name: event.name }, patch, {
+            discardAnswer: true,
+          });
           return;
         } catch (err) {
           if (!isNotFound(err)) throw err;
           // The Event expired on the server: write it anew.
         }
       }
-      await this.events.create(v1 ? this.coreEvent(event) : this.newEvent(event));
+      // The written Event is not used: its answer is not parsed.
+      await this.events.create(v1 ? this.coreEvent(event) : this.newEvent(event), { discardAnswer: true });
     } catch (err) {
       this.logger.warn(
         { err: err instanceof Error ? err.message : String(err), reason: event.reason },

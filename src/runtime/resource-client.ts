@@ -39,6 +39,8 @@ export interface WriteOptions {
   subresource?: 'status' | 'scale';
   dryRun?: boolean;
   signal?: AbortSignal;
+  /** Do not read the server's answer (see RequestOptions.discardAnswer): the call then resolves with undefined. */
+  discardAnswer?: boolean;
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -91,6 +93,7 @@ export class ResourceClient<T extends KubeObject> {
       query: this.writeQuery(opts),
       body: this.withTypeMeta(obj),
       signal: opts.signal,
+      discardAnswer: opts.discardAnswer,
     });
   }
 
@@ -154,6 +157,7 @@ export class ResourceClient<T extends KubeObject> {
       body,
       contentType,
       signal: opts.signal,
+      discardAnswer: opts.discardAnswer,
     });
   }
 

@@ -83,7 +83,9 @@ export function addPodController(o: PodControllerOptions): Controller {
   const pods = new ResourceClient<Pod & KubeObject>(manager.client, Pods);
   const reconciler = new PodReconciler({
     getPod: (key) => gatedPods.getIndexer().get(key),
-    patchPod: (ns, name, patch, signal) => pods.mergePatch({ namespace: ns, name }, patch, { signal }),
+    // The patched pod comes back through the watch; its answer (a whole pod) is not parsed.
+    patchPod: (ns, name, patch, signal) =>
+      pods.mergePatch({ namespace: ns, name }, patch, { signal, discardAnswer: true }),
     clusterConfig: () => o.configs.clusterConfig(),
     podPlacementConfigs: (ns) => o.configs.podPlacementConfigsIn(ns),
     inspector: o.inspector,
