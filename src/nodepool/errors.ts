@@ -8,8 +8,7 @@ export type NodePoolErrorCode =
   | 'TESSERA_NODEPOOL_STATUS_INVALID'
   | 'TESSERA_NODEPOOL_BUDGET_EXCEEDED'
   | 'TESSERA_NODEPOOL_PROFILE_UNDECODABLE'
-  | 'TESSERA_NODEPOOL_CONFIGMAP_INCOMPLETE'
-  | 'TESSERA_NODEPOOL_CRD_NOT_ESTABLISHED';
+  | 'TESSERA_NODEPOOL_CONFIGMAP_INCOMPLETE';
 
 export class NodePoolError extends TesseraError<NodePoolErrorCode> {}
 
@@ -66,16 +65,6 @@ export class ConfigMapIncompleteError extends NodePoolError {
     super(
       'TESSERA_NODEPOOL_CONFIGMAP_INCOMPLETE',
       `ConfigMap ${configMap} has no ${missing}; it was not written by the NodePool controller, or was edited by hand`,
-    );
-  }
-}
-
-/** A CRD the NodePool side installed did not become Established before the deadline. */
-export class CrdNotEstablishedError extends NodePoolError {
-  constructor(crd: string) {
-    super(
-      'TESSERA_NODEPOOL_CRD_NOT_ESTABLISHED',
-      `CRD ${crd} was not Established in time; check the API server log`,
     );
   }
 }

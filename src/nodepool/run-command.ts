@@ -1,22 +1,18 @@
 // `tessera nodepool run`: runs the NodePool side against a management cluster and, given a hosted cluster and its
 // HCP namespace, the Node Tuning side's status writer too, until SIGINT/SIGTERM. On a Manager: with --probe-port it
-// serves /healthz, /readyz (ready once the management cluster's caches synced) and /metrics (with the controllers'
-// reconcile and work-queue metrics); with --leader-elect only the holder of the `tessera-nodepool` Lease runs the
-// controllers (deploy/nodepool/management runs it so).
+// serves /healthz, /readyz (ready once the management cluster's caches synced; the hosted cluster's, the Manager's
+// cluster(), never gate it) and /metrics (with the controllers' reconcile and work-queue metrics); with
+// --leader-elect only the holder of the `tessera-nodepool` Lease runs the controllers (deploy/nodepool/management
+// runs it so). The area itself is addNodePoolControllers (controllers.ts).
 import {
   InvalidArgumentError,
-  KubeClient,
   loadKubeConfig,
   Manager,
   metricsServing,
   type Logger,
   type MetricsFlags,
-  type Runnable,
-  runTogether,
 } from '../runtime/index.js';
-import { createNodePoolController } from './management/nodepool-controller.js';
-import { addNodePoolUpdateInsights } from './management/update-insights.js';
-import { createStatusWriter } from './tuning/status-writer.js';
+import { addNodePoolControllers } from './controllers.js';
 
 export interface NodePoolRunOptions extends MetricsFlags {
   /** Management cluster kubeconfig; default: $KUBECONFIG, then ~/.kube/config. */
@@ -52,6 +48,9 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
     throw new InvalidArgumentError('--leader-elect', 'needs --namespace (or $POD_NAMESPACE) for its Lease');
   const logger = opts.logger;
   const managementConfig = await loadKubeConfig(opts.kubeconfig);
+  const hostedConfig = opts.hostedKubeconfig
+    ? await loadKubeConfig(opts.hostedKubeconfig, '--hosted-kubeconfig')
+    : undefined;
   const manager = new Manager({
     kubeConfig: managementConfig,
     // Also the Lease's name (deploy/nodepool/management/rbac.yaml grants that one Lease).
@@ -62,42 +61,20 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
     logger,
     handleSignals: opts.signal === undefined,
   });
-  // The management side runs on the Manager's client, informers and metrics: its caches start on every replica and
-  // /readyz waits for them, and the controllers' reconcile and queue metrics are the ones /metrics serves.
-  const shared = {
-    management: manager.client,
-    informers: manager.informers,
-    registry: manager.registry,
-    queueMetrics: manager.queueMetrics,
-    clock: manager.clock,
-    logger,
-  };
-  const parts: Runnable[] = [
-    createNodePoolController({ ...shared, staleAfterMs, events: manager.eventRecorder('tessera-nodepool') }),
-  ];
-  const hosted = opts.hostedKubeconfig
-    ? new KubeClient(await loadKubeConfig(opts.hostedKubeconfig, '--hosted-kubeconfig'))
-    : undefined;
-  if (hosted && opts.hcpNamespace) {
-    parts.push(
-      createStatusWriter({ ...shared, hosted, hcpNamespace: opts.hcpNamespace, heartbeatIntervalMs }),
-    );
-  }
-  manager.add(runTogether('nodepool', parts, true));
-  // NodePool updates and PerformanceProfile state as update insights, where the UpdateStatus API is served.
-  addNodePoolUpdateInsights(manager);
+  const { statusWriter } = addNodePoolControllers(manager, {
+    staleAfterMs,
+    ...(hostedConfig && opts.hcpNamespace
+      ? { hosted: { kubeConfig: hostedConfig, hcpNamespace: opts.hcpNamespace, heartbeatIntervalMs } }
+      : {}),
+  });
   logger.info(
     {
-      statusWriter: Boolean(hosted),
+      statusWriter: Boolean(statusWriter),
       staleAfterMs,
       heartbeatIntervalMs,
       leaderElection: Boolean(leaseNamespace),
     },
     'running; Ctrl-C to stop',
   );
-  try {
-    await manager.start(opts.signal);
-  } finally {
-    await hosted?.close();
-  }
+  await manager.start(opts.signal);
 }

@@ -10,7 +10,7 @@ import type { PerformanceProfileStatus, ProfileCondition } from './api/types.js'
 import { parseWithinBudget, STATUS_YAML_BUDGET } from './bounded-yaml.js';
 import { NODEPOOL_CONDITION_PREFIX } from './constants.js';
 import { BudgetExceededError, NodePoolError, StatusInvalidError, StatusUndecodableError } from './errors.js';
-import { isRecord, MAX_CONDITION_MESSAGE_LENGTH, truncateText } from '../runtime/light.js';
+import { isRecord, MAX_CONDITION_MESSAGE_LENGTH, truncateText, errorMessage } from '../runtime/light.js';
 
 /**
  * What a decoded status may hold, so that every mirrored `performance.operator.openshift.io/<type>` condition fits
@@ -169,7 +169,7 @@ export function decodeProfileStatus(text: string): PerformanceProfileStatus {
     raw = parseWithinBudget(text, STATUS_YAML_BUDGET, 'key "status"');
   } catch (err) {
     if (err instanceof NodePoolError) throw err;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     throw new StatusUndecodableError(message.split('\n')[0] ?? message, { cause: err });
   }
   if (raw === null || raw === undefined) return {};

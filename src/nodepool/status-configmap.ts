@@ -2,7 +2,7 @@
 // PerformanceProfile ConfigMap: name, labels, annotation, controller owner reference and the YAML `status` key.
 // Guarantees: the result follows the contract exactly; callers create it, or update only `data` and the contract's
 // labels/annotation of an existing object (other fields on the server stay untouched).
-import { stripManagedFields } from '../runtime/index.js';
+import { stripManagedFields, errorMessage } from '../runtime/index.js';
 import type { ConfigMap, PerformanceProfileStatus } from './api/types.js';
 import { parseAllWithinBudget, STATUS_YAML_BUDGET, TUNING_YAML_BUDGET } from './bounded-yaml.js';
 import { ANNOTATIONS, DATA_KEYS, LABELS, PERFORMANCE_PROFILE_KIND } from './constants.js';
@@ -53,7 +53,7 @@ export function parseTuningManifests(text: string, configMap: string): TuningMan
     values = parseAllWithinBudget(text, TUNING_YAML_BUDGET, `key "tuning" of ConfigMap ${configMap}`);
   } catch (err) {
     if (err instanceof NodePoolError) throw err;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     throw new ProfileUndecodableError(configMap, message.split('\n')[0] ?? message, { cause: err });
   }
   const manifests: TuningManifest[] = [];

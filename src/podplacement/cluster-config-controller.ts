@@ -4,7 +4,7 @@
 // deletion it is removed first, then the config is held (finalizer) until no pod carries the gate, and released.
 // Level-based: call reconcile('cluster') on any change of the inputs (the operator wires the informers).
 import type { Clock, Logger, ReconcileResult, ResourceClient } from '../runtime/index.js';
-import { isConflict, isNotFound } from '../runtime/index.js';
+import { ignoreNotFound, isConflict, isNotFound } from '../runtime/index.js';
 import type { ClusterPodPlacementConfig, LabelSelector } from './api/schema.js';
 import { canServeMutatingWebhook, desiredConditions, mergeConditions, sameConditions } from './conditions.js';
 import { CLUSTER_CONFIG_NAME, FINALIZERS, MUTATING_WEBHOOK } from './constants.js';
@@ -171,12 +171,9 @@ export class ClusterConfigController {
       selector,
       this.o.operatorNamespace,
     );
-    let existing: WebhookConfigurationObject | undefined;
-    try {
-      existing = await this.o.webhookConfigurations.get({ name: MUTATING_WEBHOOK.configurationName }, signal);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    const existing = await ignoreNotFound(
+      this.o.webhookConfigurations.get({ name: MUTATING_WEBHOOK.configurationName }, signal),
+    );
     if (!existing) {
       await this.o.webhookConfigurations.create(desired, { signal });
       this.o.logger.info(
@@ -228,15 +225,13 @@ export class ClusterConfigController {
       new Date(this.o.clock.now()),
     );
     if (sameConditions(config.status?.conditions, merged)) return;
-    try {
-      await this.o.clusterConfigs.mergePatch(
+    await ignoreNotFound(
+      this.o.clusterConfigs.mergePatch(
         { name: CLUSTER_CONFIG_NAME },
         { status: { conditions: merged } },
         { subresource: 'status', signal },
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+      ),
+    );
   }
 }
 

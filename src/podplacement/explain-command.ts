@@ -16,6 +16,7 @@ import {
   loadKubeConfig,
   type KubeObject,
   type Logger,
+  errorMessage,
 } from '../runtime/index.js';
 import {
   PolicyRefusalError,
@@ -110,7 +111,7 @@ async function ownerTemplate(
     if (obj.spec?.template?.spec)
       return { template: obj.spec.template, source: `the pod template of ${owner.kind} ${owner.name}` };
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errorMessage(err);
     return {
       source: `this pod minus what the scheduler and the operator added; ${owner.kind} unreadable: ${why}`,
     };
@@ -262,7 +263,7 @@ export async function runExplainCommand(
               signatures.set(image, describeSignatureRequirement(verdict.signatureRequiredBy));
           } catch (err) {
             inspection.set(image, {
-              error: err instanceof Error ? err.message : String(err),
+              error: errorMessage(err),
               ...(err instanceof PolicyRefusalError ? { failure: 'refused' as const } : {}),
             });
           }

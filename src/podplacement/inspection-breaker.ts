@@ -21,6 +21,7 @@ import {
   type KubeObject,
   type Logger,
   type Runnable,
+  errorMessage,
 } from '../runtime/index.js';
 import { ApiStatusError, InvalidArgumentError } from '../runtime/light.js';
 import { SCHEDULING_GATE } from './constants.js';
@@ -177,7 +178,7 @@ export class InspectionBreaker implements Runnable {
         if (forbidden || this.clock.now() + delayMs > giveUpAt) {
           this.disabled = true;
           this.o.logger.error(
-            { configMap: this.where(), err: err instanceof Error ? err.message : String(err) },
+            { configMap: this.where(), err: errorMessage(err) },
             'cannot read the record of pods in flight: pods whose inspection stops a controller process are ' +
               `not recognised after a restart (check the controller's RBAC: get, update configmaps/${INFLIGHT_RECORD_NAME})`,
           );
@@ -267,7 +268,7 @@ export class InspectionBreaker implements Runnable {
     } catch (err) {
       this.o.metrics?.inFlightRecordWriteFailures.inc();
       this.o.logger.warn(
-        { configMap: `${ref.namespace}/${ref.name}`, err: err instanceof Error ? err.message : String(err) },
+        { configMap: `${ref.namespace}/${ref.name}`, err: errorMessage(err) },
         'could not write the record of pods in flight; inspections go on unrecorded',
       );
       return false;

@@ -9,6 +9,7 @@ import {
   validateClientCa,
   type Logger,
   type LogLevel,
+  errorMessage,
 } from '../runtime/index.js';
 import {
   AddressPolicy,
@@ -64,7 +65,7 @@ export async function readWebhookClientCa(file: string): Promise<string> {
   } catch (err) {
     throw new InvalidArgumentError(
       '--webhook-client-ca',
-      `cannot read ${file} (${err instanceof Error ? err.message : String(err)}); give the PEM file of the CA that signs the API server's client certificate`,
+      `cannot read ${file} (${errorMessage(err)}); give the PEM file of the CA that signs the API server's client certificate`,
     );
   }
   validateClientCa(pem, '--webhook-client-ca');

@@ -4,7 +4,8 @@
 // startPodPlacementOperator() resolves once it is serving; `stopped` settles after a graceful shutdown (abort
 // the signal, or SIGTERM when handleSignals). The caller owns the KubeConfig and the namespace.
 // This file is the composition root: each component lives in ./operator/ and is a Runnable or start-up step the
-// Manager runs; the Manager alone sequences start-up (TLS, then the CRDs, then caches and runnables).
+// Manager runs; the Manager alone sequences start-up (TLS, then the CRDs, then registry policy discovery, then
+// caches and runnables).
 import { Manager, Trigger, type StartupStep, type WebhookServer } from '../runtime/index.js';
 import { EVENT_RECORDER_COMPONENT, GLOBAL_PULL_SECRET, LEADER_ELECTION_ID } from './constants.js';
 import { DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS } from './controller-liveness.js';
@@ -67,19 +68,6 @@ export async function startPodPlacementOperator(
     logger: manager.logger,
   });
 
-  // Start-up steps, in order: TLS before anything serves or publishes; the CRDs after it, so a new CRD already
-  // names this endpoint and CA.
-  const startedUp = addStartupSteps(manager, [
-    tls.startupStep({ serves: settings.runsWebhook }),
-    ...(options.installCrds
-      ? [
-          crdInstallStep(manager.client, knownEndpoint(options.endpoint, namespace, serviceName), () =>
-            tls.trust(),
-          ),
-        ]
-      : []),
-  ]);
-
   const webhookReadiness = new WebhookReadiness(configs, () => readinessChanged.fire());
   const leaseWatch = settings.runsWebhook
     ? controllerLeaseWatch(manager, options, settings, metrics)
@@ -101,21 +89,35 @@ export async function startPodPlacementOperator(
   const validatingWebhookGate = new ValidatingWebhookGate(
     !(settings.runsController && options.manageValidatingWebhook),
   );
-  if (settings.runsController)
-    await addControllerHalf({
-      manager,
-      options,
-      settings,
-      configs,
-      metrics,
-      tls,
-      server,
-      endpoint,
-      readinessChanged,
-      webhookReadiness,
-      validatingWebhookGate,
-    });
+  const controllerSteps = settings.runsController
+    ? addControllerHalf({
+        manager,
+        options,
+        settings,
+        configs,
+        metrics,
+        tls,
+        server,
+        endpoint,
+        readinessChanged,
+        webhookReadiness,
+        validatingWebhookGate,
+      })
+    : [];
   manager.add(tls);
+  // Start-up steps, in order: TLS before anything serves or publishes; the CRDs after it, so a new CRD already
+  // names this endpoint and CA; then the controller's own (which registry policy kinds the cluster serves).
+  const startedUp = addStartupSteps(manager, [
+    tls.startupStep({ serves: settings.runsWebhook }),
+    ...(options.installCrds
+      ? [
+          crdInstallStep(manager.client, knownEndpoint(options.endpoint, namespace, serviceName), () =>
+            tls.trust(),
+          ),
+        ]
+      : []),
+    ...controllerSteps,
+  ]);
 
   const stopped = manager.start(options.signal);
   try {
@@ -198,8 +200,11 @@ interface ControllerHalf {
   validatingWebhookGate: ValidatingWebhookGate;
 }
 
-/** The reconcilers and what they publish: pod placement, cluster-config status, webhook and CRD registration. */
-async function addControllerHalf(c: ControllerHalf): Promise<void> {
+/**
+ * The reconcilers and what they publish: pod placement, cluster-config status, webhook and CRD registration.
+ * Returns the start-up steps they need, for the Manager to run after the TLS and CRD steps.
+ */
+function addControllerHalf(c: ControllerHalf): StartupStep[] {
   const { manager, options, configs, tls, endpoint, readinessChanged } = c;
   const { client, clock, logger } = manager;
   const namespace = c.settings.namespace;
@@ -213,7 +218,8 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
   c.metrics.countGatedPodsFrom(() =>
     manager.isLeader() && gatedPods.hasSynced() ? gatedPods.getIndexer().size() : undefined,
   );
-  const inspection = await createImageInspection(manager, options, inspectionDeadlineMs);
+  const inspection = createImageInspection(manager, options, inspectionDeadlineMs);
+  const steps = inspection.startupStep ? [inspection.startupStep] : [];
   const globalPullSecret = new GlobalPullSecretWatch({
     informers: manager.informers,
     ref: options.globalPullSecret ?? GLOBAL_PULL_SECRET,
@@ -279,10 +285,11 @@ async function addControllerHalf(c: ControllerHalf): Promise<void> {
     manager.add(registrar);
   }
   // Under OLM the CSV's ConversionWebhook definition points the CRD at OLM's Service and CA; OLM owns it.
-  if (options.tls?.mode === 'olm') return;
+  if (options.tls?.mode === 'olm') return steps;
   const conversion = new CrdConversionRegistrar(registration);
   tls.renewals.subscribe(() => conversion.refresh());
   manager.add(conversion);
+  return steps;
 }
 
 /** Runs the operator until `signal` aborts (or SIGTERM); for `tessera start` and the in-cluster command. */

@@ -14,7 +14,7 @@ import type {
   ResourceType,
   Runnable,
 } from '../runtime/index.js';
-import { ConfigMaps, isNotFound, resourcePath } from '../runtime/index.js';
+import { ConfigMaps, ignoreNotFound, resourcePath } from '../runtime/index.js';
 import { sameHostCaCertificates, type HostCaCertificates, type RegistryPolicy } from '../registry/index.js';
 import {
   ADDITIONAL_TRUSTED_CA_NAMESPACE,
@@ -53,7 +53,8 @@ export interface PolicyInformer {
 export interface RegistryPolicyWatchOptions {
   /** One informer per served policy kind (see discoverPolicyKinds); a kind without one counts as empty. */
   informerFor: (type: ResourceType) => PolicyInformer;
-  kinds: readonly ResourceType[];
+  /** The served policy kinds to follow from the start; more can be followed later (follow()). Default: none. */
+  kinds?: readonly ResourceType[];
   /** Added to the cluster's insecure registries (operator flags). Default: none. */
   extraInsecureRegistries?: readonly string[];
   /** Called after the policy changed (not for the first, empty policy). */
@@ -76,8 +77,14 @@ export class RegistryPolicyWatch {
       },
       o.extraInsecureRegistries,
     );
-    for (const kind of o.kinds) {
-      const informer = o.informerFor(kind);
+    this.follow(o.kinds ?? []);
+  }
+
+  /** Follows these policy kinds too (once discovery has said which the cluster serves). */
+  follow(kinds: readonly ResourceType[]): void {
+    for (const kind of kinds) {
+      if (this.informers.has(kind)) continue;
+      const informer = this.o.informerFor(kind);
       this.informers.set(kind, informer);
       const recompute = (): void => this.recompute();
       informer.addEventHandler({ onAdd: recompute, onUpdate: recompute, onDelete: recompute });
@@ -141,15 +148,10 @@ export async function discoverPolicyKinds(
 ): Promise<ResourceType[]> {
   const discovery = new Map<string, ApiResourceList | undefined>();
   for (const gv of new Set(REGISTRY_POLICY_KINDS.map((k) => `${k.group}/${k.version}`))) {
-    try {
-      discovery.set(
-        gv,
-        await client.request<ApiResourceList>({ method: 'GET', path: `/apis/${gv}`, signal }),
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      discovery.set(gv, undefined);
-    }
+    discovery.set(
+      gv,
+      await ignoreNotFound(client.request<ApiResourceList>({ method: 'GET', path: `/apis/${gv}`, signal })),
+    );
   }
   const served = servedKinds(REGISTRY_POLICY_KINDS, discovery);
   const missing = REGISTRY_POLICY_KINDS.filter((k) => !served.includes(k));
@@ -184,14 +186,8 @@ export async function fetchAdditionalTrustedCa(
 ): Promise<TrustedCaRead> {
   const unset: TrustedCaRead = { state: 'unset', bundles: [], ignoredKeys: [] };
   if (!kinds.includes(ImageConfigs)) return unset;
-  const get = async <T>(path: string): Promise<T | undefined> => {
-    try {
-      return await client.request<T>({ method: 'GET', path, signal });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  };
+  const get = <T>(path: string): Promise<T | undefined> =>
+    ignoreNotFound(client.request<T>({ method: 'GET', path, signal }));
   const imageConfig = await get<ImageConfig>(resourcePath(ImageConfigs, undefined, IMAGE_CONFIG_NAME));
   const name = additionalTrustedCaName(imageConfig ? [imageConfig] : []);
   if (!name) return unset;

@@ -17,6 +17,7 @@ import {
   type KubeList,
   type Lease,
   type LeaseSpec,
+  errorMessage,
 } from '../runtime/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID, MUTATING_WEBHOOK } from './constants.js';
@@ -241,7 +242,7 @@ async function releaseOne(
   const failed = (err: unknown): ReleaseResult => ({
     pod: name,
     outcome: 'failed',
-    error: err instanceof Error ? err.message : String(err),
+    error: errorMessage(err),
   });
   let current: Pod = pod;
   for (let attempt = 1; ; attempt++) {

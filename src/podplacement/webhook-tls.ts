@@ -10,7 +10,7 @@ import {
   createCertificateAuthority,
   isAlreadyExists,
   isConflict,
-  isNotFound,
+  ignoreNotFound,
 } from '../runtime/index.js';
 import type { KubeObject } from '../runtime/index.js';
 import type { ResourceClient } from '../runtime/index.js';
@@ -102,12 +102,9 @@ export class SelfManagedTls {
     signal?: AbortSignal,
   ): Promise<{ certificate: ServingCertificate; renewed: boolean }> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      let secret: TlsSecret | undefined;
-      try {
-        secret = await this.o.secrets.get({ namespace: this.o.namespace, name: this.secretName }, signal);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
+      const secret = await ignoreNotFound(
+        this.o.secrets.get({ namespace: this.o.namespace, name: this.secretName }, signal),
+      );
       const stored = secret ? fromSecret(secret) : undefined;
       const reason = renewalReason(
         stored,
@@ -167,12 +164,9 @@ export class SelfManagedTls {
     signal?: AbortSignal,
   ): Promise<{ certificate: ServingCertificate; changed: boolean }> {
     const where = `Secret ${this.o.namespace}/${this.secretName}`;
-    let secret: TlsSecret | undefined;
-    try {
-      secret = await this.o.secrets.get({ namespace: this.o.namespace, name: this.secretName }, signal);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    const secret = await ignoreNotFound(
+      this.o.secrets.get({ namespace: this.o.namespace, name: this.secretName }, signal),
+    );
     const stored = secret ? fromSecret(secret) : undefined;
     if (!stored)
       throw new CertificateError(

@@ -5,6 +5,7 @@ import {
   metaTime,
   removeStatusCondition,
   setStatusCondition,
+  transitionTime,
   truncateText,
   type Condition,
 } from './conditions.js';
@@ -123,5 +124,18 @@ describe('truncateText', () => {
     expect(cut).toBe('a'.repeat(9));
     expect(truncateText(`${'a'.repeat(8)}😀b`, 10)).toBe(`${'a'.repeat(8)}😀`);
     expect(truncateText(`${'a'.repeat(3)}😀${'b'.repeat(10)}`, 10, ' [cut]')).toBe('aaa [cut]');
+  });
+});
+
+describe('transitionTime', () => {
+  const earlier = '2026-01-01T00:00:00Z';
+  const now = '2026-02-01T00:00:00Z';
+  it('keeps the time while the status is unchanged, and moves it with the status', () => {
+    expect(transitionTime({ status: 'True', lastTransitionTime: earlier }, 'True', now)).toBe(earlier);
+    expect(transitionTime({ status: 'True', lastTransitionTime: earlier }, 'False', now)).toBe(now);
+  });
+  it('stamps a new condition, or one that carried no time, with now', () => {
+    expect(transitionTime(undefined, 'True', now)).toBe(now);
+    expect(transitionTime({ status: 'True' }, 'True', now)).toBe(now);
   });
 });

@@ -66,6 +66,19 @@ export function validateCondition(c: ConditionUpdate): void {
 }
 
 /**
+ * The condition-time rule (meta.SetStatusCondition's), the one every status writer follows: a condition's
+ * lastTransitionTime moves only when its status changes. `previous` is the condition of the same type before
+ * (undefined: new); returns the time the condition with `status` carries, `now` when it moved.
+ */
+export function transitionTime(
+  previous: { readonly status: string; readonly lastTransitionTime?: string | null } | undefined,
+  status: string,
+  now: string,
+): string {
+  return previous?.status === status && previous.lastTransitionTime ? previous.lastTransitionTime : now;
+}
+
+/**
  * Sets `update` in `conditions` (added at the end when its type is new). Returns a new array and whether anything
  * changed; the input is not modified.
  */
@@ -86,10 +99,7 @@ export function setStatusCondition(
     type: existing.type,
     status: update.status,
     observedGeneration: update.observedGeneration,
-    lastTransitionTime:
-      existing.status === update.status
-        ? existing.lastTransitionTime
-        : (update.lastTransitionTime ?? metaTime(now)),
+    lastTransitionTime: transitionTime(existing, update.status, update.lastTransitionTime ?? metaTime(now)),
     reason: update.reason,
     message: update.message,
   });

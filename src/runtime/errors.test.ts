@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiStatusError, ApiTransportError, ignoreNotFound } from './errors.js';
+import { ApiStatusError, ApiTransportError, errorMessage, ignoreNotFound } from './errors.js';
 
 describe('ignoreNotFound', () => {
   const status = (code: number, reason: string) =>
@@ -15,5 +15,15 @@ describe('ignoreNotFound', () => {
     await expect(ignoreNotFound(Promise.reject(forbidden))).rejects.toBe(forbidden);
     const unreachable = new ApiTransportError('GET', '/api/v1', 'connect ECONNREFUSED');
     await expect(ignoreNotFound(Promise.reject(unreachable))).rejects.toBe(unreachable);
+  });
+});
+
+describe('errorMessage', () => {
+  it("is an Error's message, and anything else thrown as text", () => {
+    expect(errorMessage(new ApiTransportError('GET', '/api', new Error('ECONNREFUSED')))).toContain(
+      'ECONNREFUSED',
+    );
+    expect(errorMessage('plain text')).toBe('plain text');
+    expect(errorMessage(42)).toBe('42');
   });
 });

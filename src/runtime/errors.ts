@@ -17,7 +17,8 @@ export type RuntimeErrorCode =
   | 'TESSERA_WEBHOOK_HANDLER_TIMEOUT'
   | 'TESSERA_CERTIFICATE'
   | 'TESSERA_INVALID_LABEL_SELECTOR'
-  | 'TESSERA_JSON_TOO_LARGE';
+  | 'TESSERA_JSON_TOO_LARGE'
+  | 'TESSERA_CRD_NOT_ESTABLISHED';
 
 /**
  * Root of every Tessera error, whatever the area: `code` is stable (`TESSERA_<AREA>_<WHAT>`), so callers and
@@ -179,4 +180,9 @@ export async function ignoreNotFound<T>(read: Promise<T>): Promise<T | undefined
     if (isNotFound(err)) return undefined;
     throw err;
   }
+}
+
+/** What went wrong, for a log line or a message: an Error's message, anything else as text. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -167,6 +167,14 @@ export {
   type MetricsFlags,
   type MetricsServingOptions,
 } from './manager.js';
+export { Cluster, type ClusterOptions } from './cluster.js';
+export {
+  applyCrds,
+  waitForCrdsEstablished,
+  CrdNotEstablishedError,
+  DEFAULT_CRD_ESTABLISHED_TIMEOUT_MS,
+  type ApplyCrdsOptions,
+} from './crds.js';
 export { ProbeServer, type Check, type ProbeServerOptions } from './probe-server.js';
 export {
   createLogger,
@@ -231,6 +239,7 @@ export {
 export { CertificateError, validateKeyPair, type KeyPair } from './webhook/certificate-source.js';
 export {
   createCertificateAuthority,
+  loadCertificateAuthority,
   generateSigningKeyPair,
   type CertificateAuthority,
   type CertificateAuthorityOptions,

@@ -3,7 +3,7 @@
 // second, which a command that never talks to a cluster must not pay.
 import { readFileSync } from 'node:fs';
 import type { Cluster, Context, KubeConfig, User } from '@kubernetes/client-node';
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError, errorMessage } from './errors.js';
 
 /**
  * oc's (kubectl's) global connection flags, applied over the kubeconfig as client-go's clientcmd applies
@@ -160,7 +160,7 @@ export async function applyConnectionOverrides(
     } catch (err) {
       throw new InvalidArgumentError(
         '--certificate-authority',
-        `cannot read ${overrides.certificateAuthority} (${err instanceof Error ? err.message : String(err)}); give a PEM file`,
+        `cannot read ${overrides.certificateAuthority} (${errorMessage(err)}); give a PEM file`,
       );
     }
   }
@@ -208,7 +208,7 @@ export async function loadKubeConfig(
     } catch (err) {
       throw new InvalidArgumentError(
         flag,
-        `cannot load ${file} (${err instanceof Error ? err.message : String(err)}); give a kubeconfig file`,
+        `cannot load ${file} (${errorMessage(err)}); give a kubeconfig file`,
       );
     }
   }

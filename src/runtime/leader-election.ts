@@ -9,7 +9,7 @@
 import os from 'node:os';
 import type { KubeClient } from './client.js';
 import { realClock, type Clock } from './clock.js';
-import { ApiStatusError, InvalidArgumentError, isNotFound } from './errors.js';
+import { ApiStatusError, InvalidArgumentError, ignoreNotFound, errorMessage } from './errors.js';
 import { decideLease, observe, releasedSpec, type LeaseSpec, type ObservedLease } from './lease-decision.js';
 import { silentLogger, type Logger } from './logging.js';
 import type { KubeObject } from './object.js';
@@ -241,12 +241,7 @@ export class LeaderElector {
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<number> {
     const ref = { namespace: this.options.leaseNamespace, name: this.options.leaseName };
     try {
-      let current: Lease | undefined;
-      try {
-        current = await this.leases.get(ref, signal);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
+      const current = await ignoreNotFound(this.leases.get(ref, signal));
       const now = this.clock.now();
       this.observed = observe(this.observed, current?.spec, now);
       this.noteLeader(current?.spec?.holderIdentity ?? '');
@@ -270,10 +265,7 @@ export class LeaderElector {
     } catch (err) {
       // A conflict means someone else wrote first: simply look again next round.
       const level = err instanceof ApiStatusError && err.statusCode === 409 ? 'debug' : 'warn';
-      this.logger[level](
-        { err: err instanceof Error ? err.message : String(err) },
-        'lease acquire/renew attempt failed',
-      );
+      this.logger[level]({ err: errorMessage(err) }, 'lease acquire/renew attempt failed');
       return this.retryPeriodMs;
     }
   }
@@ -291,7 +283,7 @@ export class LeaderElector {
       this.logger.info({}, 'released the lease');
     } catch (err) {
       this.logger.warn(
-        { err: err instanceof Error ? err.message : String(err) },
+        { err: errorMessage(err) },
         'could not release the lease; others will take it when it expires',
       );
     } finally {

@@ -5,6 +5,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from './logging.js';
 import { Manager } from './manager.js';
+import { ConfigMaps } from './resources.js';
+import type { Runnable } from './runnable.js';
 import { FakeClock } from './testing/index.js';
 
 function unusedKubeConfig(): KubeConfig {
@@ -38,6 +40,18 @@ afterEach(() => {
   for (const stop of stops.splice(0)) stop.abort();
 });
 
+/** A runnable that records its name in `started` when it starts (a controller when `leader`). */
+function recorder(started: string[], name: string, leader = false): Runnable {
+  return { name, needsLeaderElection: leader, start: async () => void started.push(name) };
+}
+
+/** Starts `manager` until the test ends (or `stop` aborts). */
+function run(manager: Manager): { stop: AbortController; running: Promise<void> } {
+  const stop = new AbortController();
+  stops.push(stop);
+  return { stop, running: manager.start(stop.signal) };
+}
+
 describe('Manager start-up steps', () => {
   it('run before any runnable, are retried after a failure, and keep /readyz unready until done', async () => {
     const clock = new FakeClock();
@@ -54,15 +68,9 @@ describe('Manager start-up steps', () => {
         await finished;
       },
     });
-    manager.add({ name: 'cache-user', start: async () => void started.push('cache-user') });
-    manager.add({
-      name: 'controller',
-      needsLeaderElection: true,
-      start: async () => void started.push('controller'),
-    });
-    const stop = new AbortController();
-    stops.push(stop);
-    const running = manager.start(stop.signal);
+    manager.add(recorder(started, 'cache-user'));
+    manager.add(recorder(started, 'controller', true));
+    const { stop, running } = run(manager);
 
     // The first attempt failed; the retry waits on the manager's clock.
     await vi.waitFor(() => expect(clock.pendingTimers()).toBe(1));
@@ -98,13 +106,43 @@ describe('Manager start-up steps', () => {
           signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
         }),
     });
-    manager.add({ name: 'cache-user', start: async () => void started.push('cache-user') });
-    const stop = new AbortController();
-    stops.push(stop);
-    const running = manager.start(stop.signal);
+    manager.add(recorder(started, 'cache-user'));
+    const { stop, running } = run(manager);
     await inStep;
     stop.abort();
     await running;
     expect(started).toEqual([]);
+  });
+
+  it('a runnable a step adds starts with the others, once the last step is done', async () => {
+    const manager = newManager(new FakeClock());
+    const started: string[] = [];
+    manager.addStartupStep({
+      name: 'discover',
+      run: async () => manager.add(recorder(started, 'found-by-discovery', true)),
+    });
+    manager.add(recorder(started, 'cache-user'));
+    const { stop, running } = run(manager);
+    await vi.waitFor(() => expect(started.sort()).toEqual(['cache-user', 'found-by-discovery']));
+    stop.abort();
+    await running;
+  });
+});
+
+describe('Manager.cluster', () => {
+  it("runs another cluster's informers without letting them gate /readyz or the leader's controllers", async () => {
+    const manager = newManager(new FakeClock());
+    // Nothing answers on this cluster's address: its informer never syncs.
+    const hosted = manager.cluster(unusedKubeConfig(), { name: 'hosted' });
+    const configMaps = hosted.informers.informerFor({ type: ConfigMaps });
+    const started: string[] = [];
+    manager.add(recorder(started, 'controller', true));
+    const { stop, running } = run(manager);
+    await vi.waitFor(() => expect(started).toEqual(['controller']));
+    expect(await get(manager, '/readyz')).toEqual({ status: 200, body: 'ok\n' });
+    expect(configMaps.hasSynced()).toBe(false);
+    stop.abort();
+    // start() resolves only once every runnable stopped, the cluster's informers included.
+    await running;
   });
 });

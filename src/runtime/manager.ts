@@ -11,6 +11,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 import { retryForever } from './backoff.js';
 import { SharedInformerFactory, type SharedInformerFactoryOptions } from './cache/informer-factory.js';
 import { KubeClient } from './client.js';
+import { Cluster, type ClusterOptions } from './cluster.js';
 import { realClock, type Clock } from './clock.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { RuntimeError } from './errors.js';
@@ -113,6 +114,8 @@ export class Manager {
   private readonly probes: ProbeServer | undefined;
   private readonly metricsServer: MetricsServer | undefined;
   private readonly runnables: Runnable[] = [];
+  /** Other clusters (Manager.cluster), whose clients close with the Manager's. */
+  private readonly clusters: Cluster[] = [];
   private readonly startupSteps: StartupStep[] = [];
   /** The start-up step under way; undefined before start() and once every step is done. */
   private startingUp: string | undefined;
@@ -191,7 +194,10 @@ export class Manager {
     }
   }
 
-  /** Adds work to run; leader runnables (needsLeaderElection) start only while leading. Call before start(). */
+  /**
+   * Adds work to run; leader runnables (needsLeaderElection) start only while leading. Call before start(), or from
+   * a start-up step (what it adds starts with the rest, once the last step is done).
+   */
   add(runnable: Runnable): void {
     this.runnables.push(runnable);
   }
@@ -203,6 +209,24 @@ export class Manager {
    */
   addStartupStep(step: StartupStep): void {
     this.startupSteps.push(step);
+  }
+
+  /**
+   * Another cluster (such as a hosted cluster), with its own client and informers, run by this Manager: its caches
+   * start beside the Manager's on every replica, without gating /readyz or leader election (see cluster.ts), and
+   * stop after the controllers drained. Call before start().
+   */
+  cluster(kubeConfig: KubeConfig, options: Pick<ClusterOptions, 'name' | 'informers'>): Cluster {
+    const cluster = new Cluster({
+      ...options,
+      kubeConfig,
+      userAgent: `${this.options.name ?? 'tessera'}/${options.name}`,
+      clock: this.clock,
+      logger: this.logger,
+    });
+    this.clusters.push(cluster);
+    this.add(cluster);
+    return cluster;
   }
 
   /** Creates a controller wired to this manager's logger, metrics and clock, and adds it. */
@@ -392,6 +416,7 @@ export class Manager {
       await this.probes?.close();
       await this.metricsServer?.close();
       await this.client.close();
+      await Promise.all(this.clusters.map((c) => c.client.close()));
     }
     if (failure !== undefined) throw failure;
   }

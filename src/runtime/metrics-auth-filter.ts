@@ -21,6 +21,7 @@ import {
   type MetricsAuthDecision,
   type MetricsAuthLimits,
 } from './metrics-auth.js';
+import { errorMessage } from './errors.js';
 
 export interface MetricsAuthFilterOptions {
   client: Pick<KubeClient, 'request'>;
@@ -118,7 +119,7 @@ export class MetricsAuthFilter {
       return accessReviewDecision(accessReview, authenticated.user, verb);
     } catch (err) {
       this.logger.warn(
-        { err: err instanceof Error ? err.message : String(err) },
+        { err: errorMessage(err) },
         "cannot review a metrics caller's credentials; answering 503 (the operator needs create on tokenreviews and subjectaccessreviews)",
       );
       return {

@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { ConnectionLimiter } from './connection-shedding.js';
 import { LOG_LEVELS, isLogLevel, silentLogger, type LogLevel, type Logger } from './logging.js';
+import { errorMessage } from './errors.js';
 
 export type Check = () => true | string;
 
@@ -112,7 +113,7 @@ export class ProbeServer {
     } catch (err) {
       // A convenience, not a reason to fail the process: the level still changes with SIGUSR2 or a restart.
       this.logger.warn(
-        { port: debugPort, err: err instanceof Error ? err.message : String(err) },
+        { port: debugPort, err: errorMessage(err) },
         'cannot open the loopback debug listener; PUT /debug/loglevel is unavailable (SIGUSR2 still toggles debug)',
       );
     }
@@ -194,9 +195,7 @@ export class ProbeServer {
       if (url.pathname === '/debug/loglevel') return await this.logLevel(req, res, loopback);
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
     } catch (err) {
-      res
-        .writeHead(500, { 'content-type': 'text/plain' })
-        .end(`${err instanceof Error ? err.message : String(err)}\n`);
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`${errorMessage(err)}\n`);
     }
   }
 
@@ -208,7 +207,7 @@ export class ProbeServer {
       try {
         result = check();
       } catch (err) {
-        result = err instanceof Error ? err.message : String(err);
+        result = errorMessage(err);
       }
       if (result === true) {
         if (verbose) lines.push(`[+]${name} ok`);

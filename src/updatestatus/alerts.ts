@@ -3,7 +3,12 @@
 // Pure: `updateStartedAt` is passed in. Also here: decoding an alerts response the way oc's `json.Unmarshal` into
 // its AlertData struct does, and the lines oc prints when alerts cannot be had. The answer comes from an endpoint
 // outside our control: its shape is budgeted before parsing, and its alert count before decoding.
-import { JsonTooLargeError, parseBudgetedJson, type JsonShapeBudget } from '../runtime/light.js';
+import {
+  JsonTooLargeError,
+  parseBudgetedJson,
+  type JsonShapeBudget,
+  errorMessage,
+} from '../runtime/light.js';
 import { goJsonKind, goJsonSyntaxError, goRFC3339ParseError } from './goerrors.js';
 import { type Instant, GO_ZERO_TIME, parseTime } from './gotime.js';
 import type { AlertData } from './inputs.js';
@@ -273,7 +278,7 @@ export function decodeAlerts(text: string | Uint8Array, options: DecodeAlertsOpt
     if (err instanceof JsonTooLargeError)
       return { alerts: undefined, notice: alertsUnavailableNotice(err.message) };
     const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-    const goText = goJsonSyntaxError(bytes) ?? (err instanceof Error ? err.message : String(err));
+    const goText = goJsonSyntaxError(bytes) ?? errorMessage(err);
     return { alerts: {}, notice: unmarshalNotice(goText) };
   }
   const ctx: DecodeContext = { firstError: undefined, maxItems: budget.maxAlerts, tooLong: undefined };

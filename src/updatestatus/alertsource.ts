@@ -9,7 +9,7 @@ import type https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import type { KubeClient } from '../runtime/index.js';
-import { ApiStatusError } from '../runtime/light.js';
+import { ApiStatusError, errorMessage } from '../runtime/light.js';
 import { type AlertsBudget, type AlertsReading, alertsUnavailableNotice, decodeAlerts } from './alerts.js';
 import { goAggregateText } from './goerrors.js';
 
@@ -75,7 +75,7 @@ function goTransportText(url: string, err: unknown): string {
   const cause = (err as { cause?: { code?: string; address?: string; port?: number; hostname?: string } })
     ?.cause;
   const code = cause?.code ?? (err as { code?: string })?.code;
-  let detail = err instanceof Error ? err.message : String(err);
+  let detail = errorMessage(err);
   if (code === 'ECONNREFUSED' && cause?.address) {
     detail = `dial tcp ${cause.address}:${cause.port ?? ''}: connect: connection refused`;
   } else if (code === 'ENOTFOUND') {
@@ -177,7 +177,7 @@ export function createLiveAlertsReader(
       try {
         return await get(`https://${host}${ALERTS_PATH}`);
       } catch (err) {
-        errors.push(`${host}->${err instanceof Error ? err.message : String(err)}`);
+        errors.push(`${host}->${errorMessage(err)}`);
       }
     }
     const where = `${MONITORING_NAMESPACE}/${THANOS_ROUTE} Route`;
@@ -193,9 +193,7 @@ export function createLiveAlertsReader(
     try {
       return await get(url);
     } catch (err) {
-      throw new AlertsFetchError(
-        `failed to get alerts from ${url}: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      throw new AlertsFetchError(`failed to get alerts from ${url}: ${errorMessage(err)}`);
     }
   }
 

@@ -7,7 +7,7 @@
 // undici for alerts) and the UpdateStatus object's (-o json|yaml) load where they are used, so a snapshot's start-up
 // does not pay for them.
 import type { ConnectionOverrides, KubeClient } from '../runtime/index.js';
-import { ApiStatusError, InvalidArgumentError, ignoreNotFound } from '../runtime/light.js';
+import { ApiStatusError, InvalidArgumentError, ignoreNotFound, errorMessage } from '../runtime/light.js';
 import { type AssessOptions, type UpdateStatusReport, assessUpdateStatus, snapshotNow } from './assess.js';
 import type { AlertsReading } from './alerts.js';
 import { NoClusterVersionError, UpdateStatusError } from './errors.js';
@@ -327,7 +327,7 @@ async function liveSource(opts: UpgradeStatusOptions, io: CommandIO): Promise<So
         ).catch((err: unknown) => {
           // Not there is no news (no controller runs); any other failure is named, then treated alike.
           note(
-            `(could not read UpdateStatus cluster: ${err instanceof Error ? err.message : String(err)}${opts.source === 'auto' ? '; computing the status here' : ''})\n`,
+            `(could not read UpdateStatus cluster: ${errorMessage(err)}${opts.source === 'auto' ? '; computing the status here' : ''})\n`,
           );
           return undefined;
         });
@@ -383,7 +383,7 @@ export async function runUpgradeStatus(
       try {
         text = await source.render();
       } catch (err) {
-        text = `error: ${err instanceof Error ? err.message : String(err)} (retrying)\n`;
+        text = `error: ${errorMessage(err)} (retrying)\n`;
       }
       io.out(`${CLEAR_SCREEN}${text}`);
       await io.sleep(opts.intervalMs, io.signal);

@@ -26,9 +26,10 @@ import {
   type ReconcileResult,
   ResourceClient,
   Nodes,
-  isNotFound,
+  ignoreNotFound,
   type ResourceType,
   type WorkQueueMetricsProvider,
+  errorMessage,
 } from '../runtime/index.js';
 import type { AlertsReading } from './alerts.js';
 import { assessUpdateStatus } from './assess.js';
@@ -262,7 +263,7 @@ class UpdateStatusReconciler implements Reconciler<string> {
         health: { healthy: true, reason: 'AsExpected', message: 'Insights are gathered and interpreted' },
       };
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       const reason = err instanceof UpdateStatusError ? 'CannotAssess' : 'InternalError';
       if (!(err instanceof UpdateStatusError)) this.logger.error({ err: message }, 'assessment failed');
       return { contributions: [], health: { healthy: false, reason, message } };
@@ -279,10 +280,7 @@ class UpdateStatusReconciler implements Reconciler<string> {
     signal: AbortSignal,
   ): Promise<(UpdateStatus & KubeObject) | undefined> {
     const manager = this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER;
-    const current = await this.statuses.get({ name: SINGLETON_NAME }, signal).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    });
+    const current = await ignoreNotFound(this.statuses.get({ name: SINGLETON_NAME }, signal));
     const managedFields =
       (
         current?.metadata as {

@@ -12,9 +12,11 @@ import {
   type Runnable,
   ResourceClient,
   isAlreadyExists,
+  ignoreNotFound,
   isNotFound,
   realClock,
   silentLogger,
+  errorMessage,
 } from '../runtime/index.js';
 import { UpdateStatusError } from './errors.js';
 import {
@@ -270,7 +272,7 @@ export class InsightPublisher implements Runnable {
         this.lastError = '';
       } catch (err) {
         if (signal.aborted) break;
-        const message = err instanceof Error ? err.message : String(err);
+        const message = errorMessage(err);
         // Logged when the cause changes, not on every attempt.
         if (message !== this.lastError) {
           // A cluster without the UpdateStatus API is normal (not every cluster runs update status): info.
@@ -293,10 +295,7 @@ export class InsightPublisher implements Runnable {
   async publishOnce(signal?: AbortSignal): Promise<number> {
     // The object is read only when this publisher has not seen it yet (or after an error); after that, its own
     // writes' responses keep it current, and the heartbeat bounds how stale the comparison can be.
-    this.stored ??= await this.statuses.get({ name: SINGLETON_NAME }, signal).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    });
+    this.stored ??= await ignoreNotFound(this.statuses.get({ name: SINGLETON_NAME }, signal));
     const contribution = this.options.contribution(this.stored?.status);
     // Not ready to tell yet (caches syncing): look again soon rather than a resync later.
     if (contribution === undefined) return Math.min(this.options.resyncMs ?? 15_000, 1_000);

@@ -18,7 +18,7 @@ import type {
   MachineConfigPool,
   Node,
 } from './inputs.js';
-import { isRecord } from '../runtime/light.js';
+import { isRecord, errorMessage } from '../runtime/light.js';
 
 const CV_SUFFIX = '-cv.yaml';
 
@@ -93,7 +93,7 @@ function readYaml(file: string): Record<string, unknown> {
   try {
     doc = parseYaml(text);
   } catch (err) {
-    throw new SnapshotError(file, `is not valid YAML: ${err instanceof Error ? err.message : String(err)}`, {
+    throw new SnapshotError(file, `is not valid YAML: ${errorMessage(err)}`, {
       cause: err,
     });
   }

@@ -10,6 +10,7 @@ import {
   MachineConfigPools,
   MachineConfigs,
 } from '../../src/updatestatus/api/dev-crds.js';
+import type { UpgradeStatusOptions } from '../../src/updatestatus/command.js';
 import type { ClusterSnapshot } from '../../src/updatestatus/inputs.js';
 
 /** `obj` as the API server accepts it on create: no server-set metadata; in `namespace` when given. */
@@ -40,4 +41,23 @@ export async function createSnapshotObjects(client: KubeClient, snapshot: Cluste
       { subresource: 'status' },
     );
   }
+}
+
+/**
+ * `tessera upgrade status` as the tests run it on a live cluster: text output, one look (no --watch), no mocked
+ * cluster version, the evaluation time the wall clock unless `now` is given.
+ */
+export function liveStatusOptions(
+  kubeconfig: string | undefined,
+  options: Pick<UpgradeStatusOptions, 'details' | 'source'> & Partial<UpgradeStatusOptions>,
+): UpgradeStatusOptions {
+  return {
+    now: undefined,
+    mockClusterVersion: undefined,
+    output: 'text',
+    watch: false,
+    intervalMs: 1000,
+    kubeconfig,
+    ...options,
+  };
 }

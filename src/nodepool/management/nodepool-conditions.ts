@@ -8,7 +8,7 @@
 // Hosted-cluster text is untrusted: a status over its budgets (status-codec.ts) or holding conditions a NodePool
 // cannot carry becomes one Unknown summary naming the ConfigMap and the limit, and every message written is capped
 // at the CRD's 32768 characters, so the NodePool status update is never rejected for our conditions.
-import { metaTime, truncateText } from '../../runtime/index.js';
+import { metaTime, transitionTime, truncateText } from '../../runtime/index.js';
 import type { ConfigMap, NodePool, NodePoolCondition, PerformanceProfileStatus } from '../api/types.js';
 import {
   APPLIED_SUCCESSFULLY_CONDITION,
@@ -330,7 +330,7 @@ function merge(nodePool: NodePool, p: Plan, nowMs: number): NodePoolAssessment {
     const c: NodePoolCondition = {
       type: w.type,
       status: w.status,
-      lastTransitionTime: old && old.status === w.status ? old.lastTransitionTime : now,
+      lastTransitionTime: transitionTime(old, w.status, now),
       observedGeneration: generation,
     };
     if (w.reason) c.reason = w.reason;

@@ -25,7 +25,7 @@ import {
   InvalidArgumentError,
   isAlreadyExists,
   isConflict,
-  isNotFound,
+  ignoreNotFound,
   type KubeClient,
   KubeEventRecorder,
   type Logger,
@@ -103,6 +103,9 @@ export interface NodePoolController extends Runnable {
   tuningNamespaces(): string[];
 }
 
+/** NodePoolControllerOptions.staleAfterMs's default (never stale): `tessera nodepool run --stale-after` names it. */
+export const DEFAULT_STALE_AFTER_MS = 0;
+
 const NAME = 'nodepool-performance-status';
 /** Retry delay after a write lost to a newer object version (the cache catches up within milliseconds). */
 const CACHE_LAG_RETRY_MS = 20;
@@ -163,7 +166,7 @@ class NodePoolStatusController implements NodePoolController {
   );
 
   constructor(private readonly options: NodePoolControllerOptions) {
-    this.staleAfterMs = options.staleAfterMs ?? 0;
+    this.staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
     if (!(this.staleAfterMs >= 0)) throw new InvalidArgumentError('staleAfterMs', 'must be >= 0');
     this.clock = options.clock ?? realClock;
     this.logger = (options.logger ?? silentLogger).child({ component: NAME });
@@ -277,12 +280,7 @@ class NodePoolStatusController implements NodePoolController {
   ): Promise<ConfigMap | undefined> {
     const cached = this.caches.tuningConfigMapsIn(namespace).getIndexer().get(`${namespace}/${name}`);
     if (cached) return cached;
-    try {
-      return await this.configMapClient.get({ namespace, name }, signal);
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return ignoreNotFound(this.configMapClient.get({ namespace, name }, signal));
   }
 
   /** Creates/updates the wanted mirror and deletes the NodePool's other mirrors in `hcpNs`. */
@@ -321,14 +319,12 @@ class NodePoolStatusController implements NodePoolController {
 
   private async deleteConfigMaps(configMaps: readonly ConfigMap[], signal: AbortSignal): Promise<void> {
     for (const cm of configMaps) {
-      try {
-        await this.configMapClient.delete(
+      await ignoreNotFound(
+        this.configMapClient.delete(
           { namespace: cm.metadata.namespace ?? '', name: cm.metadata.name ?? '' },
           { signal },
-        );
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
+        ),
+      );
       this.metrics.mirrorWrites?.inc();
       this.logger.info({ configMap: refOf(cm) }, 'deleted mirrored PerformanceProfile ConfigMap');
     }

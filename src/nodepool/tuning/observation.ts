@@ -1,7 +1,7 @@
 // What the status writer observed of a profile's components in the hosted cluster, as profile-status.ts takes it:
 // Nodes of the NodePool and Tuned Profiles (from caches), the NTO-generated KubeletConfig ConfigMap's conditions,
 // or, when the hosted cluster is out of reach, NTO's wording for failing to list Tuned Profiles.
-import { metaTime } from '../../runtime/index.js';
+import { metaTime, errorMessage } from '../../runtime/index.js';
 import type { ConfigMap, Node, TunedProfile } from '../api/types.js';
 import { parseWithinBudget, TUNING_YAML_BUDGET } from '../bounded-yaml.js';
 import { DATA_KEYS } from '../constants.js';
@@ -64,7 +64,7 @@ export function kubeletConfigConditions(cm: ConfigMap): Observed<{ conditions: K
   } catch (err) {
     return {
       ok: false,
-      error: `cannot decode KubeletConfig in ConfigMap ${refOf(cm)}: ${err instanceof Error ? err.message : String(err)}`,
+      error: `cannot decode KubeletConfig in ConfigMap ${refOf(cm)}: ${errorMessage(err)}`,
     };
   }
 }

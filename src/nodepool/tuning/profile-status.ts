@@ -3,7 +3,7 @@
 // PerformanceProfileStatus, and whether writing it is a meaningful change.
 // Guarantees: deterministic for the same inputs and `now`; lastTransitionTime moves only when a condition's status
 // changes; a timestamp-only difference is never "meaningful" (only the heartbeat interval may ask for a write).
-import { metaTime, truncateText } from '../../runtime/index.js';
+import { metaTime, transitionTime, truncateText } from '../../runtime/index.js';
 import type { PerformanceProfileStatus, ProfileCondition, TunedProfile } from '../api/types.js';
 import { STATUS_CONDITION_LIMITS } from '../status-codec.js';
 import {
@@ -304,12 +304,7 @@ export function nextProfileStatus(input: NextStatusInput): NextStatus {
   const now = metaTime(input.now);
   const conditions = wanted.map((w): ProfileCondition => {
     const old = prevConditions.find((p) => p.type === w.type);
-    const keepTransition = old && old.status === w.status && old.lastTransitionTime;
-    return {
-      ...w,
-      lastHeartbeatTime: now,
-      lastTransitionTime: keepTransition ? old.lastTransitionTime : now,
-    };
+    return { ...w, lastHeartbeatTime: now, lastTransitionTime: transitionTime(old, w.status, now) };
   });
   return { status: { conditions, tuned, runtimeClass }, write };
 }

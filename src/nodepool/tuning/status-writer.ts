@@ -18,7 +18,7 @@ import {
   InvalidArgumentError,
   isAlreadyExists,
   isConflict,
-  isNotFound,
+  ignoreNotFound,
   type KubeClient,
   type Logger,
   Nodes,
@@ -90,10 +90,18 @@ export interface StatusWriterOptions {
   /**
    * Shared informers of the management cluster to build its caches on, started by their owner (a Manager: on every
    * replica, holding /readyz until they synced). Default: a factory of its own on `management`, run with the writer.
-   * The hosted cluster's caches are always the writer's own: its reachability must not decide the process's.
    */
   informers?: SharedInformerFactory;
+  /**
+   * Shared informers of the hosted cluster, started by their owner (a Manager's `cluster(hostedKubeConfig)`, whose
+   * caches gate neither /readyz nor leader election: the hosted cluster's reachability must not decide the
+   * process's). Default: a factory of its own on `hosted`, run with the writer.
+   */
+  hostedInformers?: SharedInformerFactory;
 }
+
+/** StatusWriterOptions.heartbeatIntervalMs's default: `tessera nodepool run --heartbeat`'s help names it. */
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 300_000;
 
 const NODEPOOL_INDEX = 'nodePool';
 /** Retry delay after a write lost to a newer object version (the cache catches up within milliseconds). */
@@ -136,9 +144,8 @@ class StatusWriter implements Runnable {
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly fieldManager: string;
-  /** The management cluster's informers when they are the writer's own (else their owner starts them). */
-  private readonly ownMgmt: SharedInformerFactory | undefined;
-  private readonly hosted: SharedInformerFactory;
+  /** The informers that are the writer's own, started with it (the others' owners start theirs). */
+  private readonly ownInformers: SharedInformerFactory[];
   private readonly ppConfigMaps: SharedInformer<ConfigMap>;
   private readonly statusConfigMaps: SharedInformer<ConfigMap>;
   private readonly kubeletConfigMaps: SharedInformer<ConfigMap>;
@@ -158,7 +165,7 @@ class StatusWriter implements Runnable {
   constructor(options: StatusWriterOptions) {
     if (!options.hcpNamespace)
       throw new InvalidArgumentError('hcpNamespace', 'the HCP namespace to serve is required');
-    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 300_000;
+    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
     if (!(this.heartbeatIntervalMs >= 0))
       throw new InvalidArgumentError('heartbeatIntervalMs', 'must be >= 0');
     this.hostedSyncGraceMs = options.hostedSyncGraceMs ?? 60_000;
@@ -172,8 +179,9 @@ class StatusWriter implements Runnable {
     this.fieldManager = options.fieldManager ?? 'tessera-nto-status';
     const mgmt =
       options.informers ?? new SharedInformerFactory({ client: options.management, clock, logger });
-    this.ownMgmt = options.informers ? undefined : mgmt;
-    this.hosted = new SharedInformerFactory({ client: options.hosted, clock, logger });
+    const hosted =
+      options.hostedInformers ?? new SharedInformerFactory({ client: options.hosted, clock, logger });
+    this.ownInformers = [...(options.informers ? [] : [mgmt]), ...(options.hostedInformers ? [] : [hosted])];
     const inHcpNamespace = (label: string) => ({
       type: ConfigMaps,
       namespace: ns,
@@ -185,11 +193,11 @@ class StatusWriter implements Runnable {
     });
     this.statusConfigMaps = mgmt.informerFor<ConfigMap>(inHcpNamespace(LABELS.statusConfigMap));
     this.kubeletConfigMaps = mgmt.informerFor<ConfigMap>(inHcpNamespace(LABELS.kubeletConfigConfigMap));
-    this.nodes = this.hosted.informerFor<Node>({
+    this.nodes = hosted.informerFor<Node>({
       type: Nodes,
       indexers: { [NODEPOOL_INDEX]: byNodePoolLabel },
     });
-    this.tunedProfiles = this.hosted.informerFor<TunedProfile>({
+    this.tunedProfiles = hosted.informerFor<TunedProfile>({
       type: TunedProfiles,
       namespace: NTO_NAMESPACE,
     });
@@ -210,8 +218,7 @@ class StatusWriter implements Runnable {
   }
 
   start(signal: AbortSignal): Promise<void> {
-    const informers = this.ownMgmt ? [this.ownMgmt, this.hosted] : [this.hosted];
-    return runTogether(this.name, [...informers, this.controller]).start(signal);
+    return runTogether(this.name, [...this.ownInformers, this.controller]).start(signal);
   }
 
   private ppKeysOfNodePool(np: string): string[] {
@@ -364,14 +371,12 @@ class StatusWriter implements Runnable {
   ): Promise<void> {
     if (!existing?.metadata.ownerReferences?.some((o) => o.kind === 'ConfigMap' && o.name === ppName)) return;
     const statusName = statusConfigMapName(ppName);
-    try {
-      await this.configMapClient.delete(
+    await ignoreNotFound(
+      this.configMapClient.delete(
         { namespace: this.ns, name: statusName },
         { preconditionUid: existing.metadata.uid, signal },
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+      ),
+    );
     this.writes?.inc({ kind: 'delete' });
     this.logger.info(
       { configMap: `${this.ns}/${statusName}` },

@@ -4,7 +4,7 @@
 // update sends back; metadata other than that annotation and status are copied unchanged. The API server calls
 // this through the operator's conversion webhook at CONVERSION_WEBHOOK_PATH.
 import { API_GROUP } from '../constants.js';
-import { TesseraError, isRecord } from '../../runtime/light.js';
+import { TesseraError, isRecord, errorMessage } from '../../runtime/light.js';
 
 export const V1ALPHA1 = `${API_GROUP}/v1alpha1`;
 export const V1BETA1 = `${API_GROUP}/v1beta1`;
@@ -78,7 +78,7 @@ export function toV1beta1(alpha: JsonObject): JsonObject {
       parsed = JSON.parse(carried);
     } catch (err) {
       throw new ConversionError(
-        `annotation ${SPEC_ANNOTATION} is not valid JSON (${err instanceof Error ? err.message : String(err)}); ` +
+        `annotation ${SPEC_ANNOTATION} is not valid JSON (${errorMessage(err)}); ` +
           'remove it or restore the value a v1alpha1 read returned',
       );
     }

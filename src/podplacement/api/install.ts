@@ -1,26 +1,20 @@
 // Installs (server-side apply) the generated pod placement CRDs and waits until the API server serves them.
 // Idempotent; safe to call from several processes. Callers need RBAC on customresourcedefinitions. The conversion
 // webhook's live clientConfig (patched at run time by the operator, see ../crd-conversion.ts) is kept, not reset.
-import { isNotFound, type KubeClient, TesseraError } from '../../runtime/index.js';
-import { ResourceClient } from '../../runtime/index.js';
-import { CustomResourceDefinitions } from '../../runtime/index.js';
-import type { KubeObject } from '../../runtime/index.js';
+import {
+  applyCrds,
+  CustomResourceDefinitions,
+  ignoreNotFound,
+  type KubeClient,
+  type KubeObject,
+  ResourceClient,
+} from '../../runtime/index.js';
 import { buildCrd } from './crd.js';
 import { API_GROUP } from '../constants.js';
 import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG, type KindDefinition } from './schema.js';
 
 interface Crd extends KubeObject {
   spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: Record<string, unknown> } } };
-  status?: { conditions?: { type: string; status: string }[] };
-}
-
-export class CrdNotEstablishedError extends TesseraError<'TESSERA_PODPLACEMENT_CRD_NOT_ESTABLISHED'> {
-  constructor(name: string, waitedMs: number) {
-    super(
-      'TESSERA_PODPLACEMENT_CRD_NOT_ESTABLISHED',
-      `CRD ${name} was not Established after ${waitedMs} ms; check the API server log and the CRD's conditions`,
-    );
-  }
 }
 
 export interface InstallCrdsOptions {
@@ -40,8 +34,7 @@ export async function installPodPlacementCrds(
   options: InstallCrdsOptions = {},
 ): Promise<void> {
   const crds = new ResourceClient<Crd>(client, CustomResourceDefinitions);
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const names: string[] = [];
+  const wanted: Crd[] = [];
   for (const kind of [CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG]) {
     const conversion =
       kind.versions.length < 2
@@ -49,19 +42,13 @@ export async function installPodPlacementCrds(
         : options.conversion === undefined
           ? await liveConversion(crds, kind, options.signal)
           : await switchEndpointKind(crds, kind, options.conversion, options.signal);
-    const crd = buildCrd(kind, { conversion }) as unknown as Crd;
-    await crds.apply(crd, { fieldManager: 'tessera-podplacement', force: true, signal: options.signal });
-    names.push(crd.metadata?.name ?? '');
+    wanted.push(buildCrd(kind, { conversion }) as unknown as Crd);
   }
-  const started = Date.now();
-  for (const name of names) {
-    for (;;) {
-      const got = await crds.get({ name }, options.signal);
-      if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() - started > timeoutMs) throw new CrdNotEstablishedError(name, timeoutMs);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  await applyCrds(client, wanted, {
+    fieldManager: 'tessera-podplacement',
+    timeoutMs: options.timeoutMs,
+    signal: options.signal,
+  });
 }
 
 /**
@@ -84,12 +71,7 @@ async function liveCrd(
   kind: KindDefinition,
   signal: AbortSignal | undefined,
 ): Promise<Crd | undefined> {
-  try {
-    return await crds.get({ name: `${kind.plural}.${API_GROUP}` }, signal);
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
+  return ignoreNotFound(crds.get({ name: `${kind.plural}.${API_GROUP}` }, signal));
 }
 
 /**

@@ -7,7 +7,7 @@
 import {
   Leases,
   ResourceClient,
-  isNotFound,
+  ignoreNotFound,
   realClock,
   type Clock,
   type EventRecorder,
@@ -15,6 +15,7 @@ import {
   type Lease,
   type Logger,
   type Runnable,
+  errorMessage,
 } from '../../runtime/index.js';
 import { InvalidArgumentError } from '../../runtime/light.js';
 import {
@@ -86,17 +87,14 @@ export class ControllerLeaseWatch implements Runnable {
   /** One read of the Lease and the verdict that follows. */
   private async poll(signal: AbortSignal): Promise<void> {
     try {
-      const lease = await this.leases
-        .get({ namespace: this.o.namespace, name: this.o.leaseName }, signal)
-        .catch((err: unknown) => {
-          if (isNotFound(err)) return undefined;
-          throw err;
-        });
+      const lease = await ignoreNotFound(
+        this.leases.get({ namespace: this.o.namespace, name: this.o.leaseName }, signal),
+      );
       this.view = observeControllerLease(this.view, lease?.spec, this.now());
     } catch (err) {
       if (signal.aborted) return;
       this.o.logger.warn(
-        { lease: this.where(), err: err instanceof Error ? err.message : String(err) },
+        { lease: this.where(), err: errorMessage(err) },
         "cannot read the controller's Lease; keeping the last observation",
       );
     }

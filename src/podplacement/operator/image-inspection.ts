@@ -2,8 +2,10 @@
 // RegistryInspector that follows the cluster's registry policy (mirror sets, registrySources; kinds the cluster
 // does not serve are skipped) and trusts its additionalTrustedCA bundles, each for its own registry host, re-read while
 // it runs (TrustedCaWatch); the --registry-ca files are trusted for every host.
-// The cache is purged whenever the policy, the trusted CAs or the global pull secret change.
-import type { KubeObject, Manager } from '../../runtime/index.js';
+// The cache is purged whenever the policy, the trusted CAs or the global pull secret change. Which policy kinds the
+// cluster serves, and the trusted CAs at start, are read by a Manager start-up step (after the CRDs, before any
+// cache or controller starts), so the Manager alone sequences start-up I/O and retries it.
+import type { KubeObject, Manager, StartupStep } from '../../runtime/index.js';
 import {
   CachingInspector,
   RegistryInspector,
@@ -37,28 +39,28 @@ export interface ImageInspection {
   purge(): void;
   /** The cluster's current search registries for short names (none for an inspector given in the options). */
   searchRegistries(): readonly string[];
+  /**
+   * Discovers the policy kinds, reads the trusted CAs and starts following both: for Manager.addStartupStep, after
+   * the CRDs are installed. Undefined for an inspector given in the options.
+   */
+  readonly startupStep?: StartupStep;
 }
 
 /**
- * Reads the policy kinds and trusted CAs (at start), builds the inspector, and registers the watch that keeps the
- * trusted CAs current.
+ * Builds the inspector, and the start-up step that discovers the policy kinds, reads the trusted CAs and registers
+ * the watch that keeps them current.
  */
-export async function createImageInspection(
+export function createImageInspection(
   manager: Manager,
-  options: Pick<PodPlacementOperatorOptions, 'inspector' | 'registry' | 'signal'>,
+  options: Pick<PodPlacementOperatorOptions, 'inspector' | 'registry'>,
   inspectionDeadlineMs: number,
-): Promise<ImageInspection> {
+): ImageInspection {
   if (options.inspector)
     return { inspector: options.inspector, purge: () => undefined, searchRegistries: () => [] };
   const { client, logger } = manager;
-  // Discovery once: the policy kinds exist on OpenShift (or with the dev CRDs), not on plain Kubernetes.
-  const policyKinds = await discoverPolicyKinds(client, logger, options.signal);
-  // The cluster's additionalTrustedCA bundles, read before the first inspection; TrustedCaWatch follows changes.
-  const initialCAs = await fetchAdditionalTrustedCa(client, policyKinds, options.signal);
-  reportTrustedCaRead(initialCAs, logger);
   const flagCAs = options.registry?.caCertificates ?? [];
+  // Follows no kind until the start-up step has discovered which ones the cluster serves.
   const policyWatch = new RegistryPolicyWatch({
-    kinds: policyKinds,
     informerFor: (type) => manager.informers.informerFor<KubeObject>({ type }),
     extraInsecureRegistries: options.registry?.insecureRegistries,
     onChange: () => caching.purge(),
@@ -74,7 +76,6 @@ export async function createImageInspection(
     );
   const registry = new RegistryInspector({
     caCertificates: flagCAs,
-    hostCaCertificates: hostCaCertificatesOf(initialCAs.bundles),
     ...(addressPolicy ? { addressPolicy } : {}),
     ...(proxy ? { proxy } : {}),
     trustedRealmHosts: options.registry?.trustedRealmHosts ?? [],
@@ -87,26 +88,40 @@ export async function createImageInspection(
     metrics: createInspectionCacheMetrics(manager.registry),
     negativeTtlMs: 1_000,
   });
-  // Without the image config kind (plain Kubernetes) there is no additionalTrustedCA to follow.
-  if (policyKinds.includes(ImageConfigs))
-    manager.add(
-      new TrustedCaWatch({
-        client,
-        kinds: policyKinds,
-        imageConfigs: manager.informers.informerFor<KubeObject>({ type: ImageConfigs }),
-        initial: initialCAs,
-        onChange: (hostCaCertificates) => {
-          registry.setCaCertificates(flagCAs, hostCaCertificates);
-          // Answers cached under the old trust may differ under the new one.
-          caching.purge();
-        },
-        clock: manager.clock,
-        logger,
-      }),
-    );
+  const startupStep: StartupStep = {
+    name: 'registry-policy',
+    run: async (signal) => {
+      // Discovery once: the policy kinds exist on OpenShift (or with the dev CRDs), not on plain Kubernetes.
+      const policyKinds = await discoverPolicyKinds(client, logger, signal);
+      // The cluster's additionalTrustedCA bundles, read before the first inspection; TrustedCaWatch follows changes.
+      const initialCAs = await fetchAdditionalTrustedCa(client, policyKinds, signal);
+      reportTrustedCaRead(initialCAs, logger);
+      registry.setCaCertificates(flagCAs, hostCaCertificatesOf(initialCAs.bundles));
+      // Informers and runnables added by a start-up step start with the others, after the last step.
+      policyWatch.follow(policyKinds);
+      // Without the image config kind (plain Kubernetes) there is no additionalTrustedCA to follow.
+      if (policyKinds.includes(ImageConfigs))
+        manager.add(
+          new TrustedCaWatch({
+            client,
+            kinds: policyKinds,
+            imageConfigs: manager.informers.informerFor<KubeObject>({ type: ImageConfigs }),
+            initial: initialCAs,
+            onChange: (hostCaCertificates) => {
+              registry.setCaCertificates(flagCAs, hostCaCertificates);
+              // Answers cached under the old trust may differ under the new one.
+              caching.purge();
+            },
+            clock: manager.clock,
+            logger,
+          }),
+        );
+    },
+  };
   return {
     inspector: caching,
     purge: () => caching.purge(),
     searchRegistries: () => policyWatch.current().searchRegistries ?? [],
+    startupStep,
   };
 }

@@ -4,7 +4,7 @@
 import {
   ResourceClient,
   Secrets,
-  isNotFound,
+  ignoreNotFound,
   type KubeClient,
   type KubeObject,
   type Logger,
@@ -83,14 +83,9 @@ export function createPullSecretResolver(
 ): PullSecretResolver {
   const secrets = new ResourceClient<PullSecretLike & KubeObject>(client, Secrets);
   return new PullSecretResolver({
-    getSecret: briefSecretCache(async (namespace, name, signal) => {
-      try {
-        return await secrets.get({ namespace, name }, signal);
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    }),
+    getSecret: briefSecretCache((namespace, name, signal) =>
+      ignoreNotFound(secrets.get({ namespace, name }, signal)),
+    ),
     globalSecret: () => global.current(),
     onSkipped: (secret, reason) => logger.debug({ secret, reason }, 'pull secret skipped'),
     onLookupBudgetExceeded: (pod, image, maxSteps) =>

@@ -1,6 +1,10 @@
 import { X509Certificate, createPrivateKey, createPublicKey, createSign, createVerify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createCertificateAuthority, generateSigningKeyPair } from './certificates.js';
+import {
+  createCertificateAuthority,
+  generateSigningKeyPair,
+  loadCertificateAuthority,
+} from './certificates.js';
 
 describe('pki', () => {
   it('issues a serving certificate that verifies against its CA and names every SAN', async () => {
@@ -24,6 +28,19 @@ describe('pki', () => {
     // The private key belongs to the certificate.
     expect(cert.checkPrivateKey(createPrivateKey(leaf.keyPem))).toBe(true);
     expect(new Date(cert.validFrom).getTime()).toBeLessThan(now.getTime());
+  });
+
+  it('issues more leaves later from the CA it wrote as PEM', async () => {
+    const written = await createCertificateAuthority('test-ca');
+    const ca = await loadCertificateAuthority(written.certPem, written.keyPem);
+    const node = await ca.issue({
+      commonName: 'system:node:real-amd64-0',
+      organizations: ['system:nodes'],
+      usage: 'client',
+    });
+    const cert = new X509Certificate(node.certPem);
+    expect(cert.verify(new X509Certificate(written.certPem).publicKey)).toBe(true);
+    expect(cert.subject).toContain('O=system:nodes');
   });
 
   it('puts organisations in the subject so Kubernetes maps them to groups', async () => {

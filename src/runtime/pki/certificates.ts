@@ -132,6 +132,25 @@ export async function createCertificateAuthority(
   };
 }
 
+/**
+ * A CA from its PEM certificate and PKCS#8 key (as `createCertificateAuthority` wrote them), to issue more leaves
+ * later, e.g. a dev cluster's node identities. Leaves start one hour before now, like those of a new CA.
+ */
+export async function loadCertificateAuthority(
+  certPem: string,
+  keyPem: string,
+): Promise<CertificateAuthority> {
+  const x509 = await loadX509();
+  const caCert = new x509.X509Certificate(certPem);
+  const der = Buffer.from(keyPem.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+  const caKey = await webcrypto.subtle.importKey('pkcs8', der, ecdsa, false, ['sign']);
+  return {
+    certPem,
+    keyPem,
+    issue: (leaf) => issueLeaf(x509, caCert, caKey, leaf, new Date(Date.now() - backdateMs)),
+  };
+}
+
 async function issueLeaf(
   x509: typeof X509,
   caCert: X509.X509Certificate,

@@ -6,7 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import tls from 'node:tls';
 import type { Clock, Timer } from '../clock.js';
-import { RuntimeError } from '../errors.js';
+import { RuntimeError, errorMessage } from '../errors.js';
 import type { Logger } from '../logging.js';
 
 export interface KeyPair {
@@ -25,10 +25,7 @@ export function validateKeyPair(pair: KeyPair): void {
   try {
     tls.createSecureContext({ cert: pair.certPem, key: pair.keyPem });
   } catch (err) {
-    throw new CertificateError(
-      `certificate/key pair is unusable: ${err instanceof Error ? err.message : String(err)}`,
-      err,
-    );
+    throw new CertificateError(`certificate/key pair is unusable: ${errorMessage(err)}`, err);
   }
 }
 
@@ -96,7 +93,7 @@ export class FileCertificateWatcher {
       pair = await this.read();
     } catch (err) {
       this.options.logger.warn(
-        { err: err instanceof Error ? err.message : String(err) },
+        { err: errorMessage(err) },
         'cannot read webhook certificate files; keeping the current ones',
       );
       return;
@@ -108,7 +105,7 @@ export class FileCertificateWatcher {
     } catch (err) {
       // Files are often written one after the other: a cert without its new key is expected briefly.
       this.options.logger.warn(
-        { err: err instanceof Error ? err.message : String(err) },
+        { err: errorMessage(err) },
         'new webhook certificate files are not a valid pair (yet); keeping the current ones',
       );
       return;
@@ -125,10 +122,7 @@ export class FileCertificateWatcher {
       const [certPem, keyPem] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
       return { certPem, keyPem };
     } catch (err) {
-      throw new CertificateError(
-        `cannot read ${certFile} / ${keyFile}: ${err instanceof Error ? err.message : String(err)}`,
-        err,
-      );
+      throw new CertificateError(`cannot read ${certFile} / ${keyFile}: ${errorMessage(err)}`, err);
     }
   }
 }

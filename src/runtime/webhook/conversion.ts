@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { isRecord } from '../json.js';
 import { badRequest, validateReview } from './review-schema.js';
+import { errorMessage } from '../errors.js';
 
 export const CONVERSION_API_VERSION = 'apiextensions.k8s.io/v1';
 
@@ -85,7 +86,7 @@ export function convertReview(request: ConversionRequest, converter: Converter):
     } catch (err) {
       const meta = isRecord(object.metadata) ? object.metadata : {};
       const name = typeof meta.name === 'string' ? meta.name : '<unnamed>';
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       return {
         uid: request.uid,
         result: {

@@ -7,7 +7,7 @@ import { formatRFC3339 } from '../gotime.js';
 import type { Condition, ResourceRef, UpdateStatus, UpdateStatusStatus } from './schema.js';
 import { type InformerState, byInformerPrecedence, informerStates, liveInsights } from './informers.js';
 import { GROUP, KIND, SINGLETON_NAME, VERSION } from './names.js';
-import { MAX_CONDITION_MESSAGE_LENGTH, truncateText } from '../../runtime/light.js';
+import { MAX_CONDITION_MESSAGE_LENGTH, transitionTime, truncateText } from '../../runtime/light.js';
 
 /** Condition type of `.status.conditions`: do all informers report. */
 export const INFORMERS_REPORTING = 'InformersReporting';
@@ -58,10 +58,10 @@ type AnyInsight = {
 const updatingOf = (conditions: readonly Condition[] | undefined) =>
   conditions?.find((c) => c.type === 'Updating');
 
-/** meta.SetStatusCondition's rule: a condition keeps its lastTransitionTime while its status is unchanged. */
+/** `next`, keeping the lastTransitionTime of the condition of its type in `previous` (see transitionTime). */
 function keepTransition(next: Condition, previous: readonly Condition[] | undefined): Condition {
   const old = previous?.find((p) => p.type === next.type);
-  return old?.status === next.status ? { ...next, lastTransitionTime: old.lastTransitionTime } : next;
+  return { ...next, lastTransitionTime: transitionTime(old, next.status, next.lastTransitionTime) };
 }
 
 /** An absolute time, so the message does not change (and cause a write) every minute. */

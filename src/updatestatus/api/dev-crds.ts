@@ -2,15 +2,13 @@
 // MachineConfig, MachineConfigNode, and the namespaced Route through which alerts are found), for development
 // clusters and tests only: schemaless (unknown fields kept) and without a status subresource, so fixtures can be
 // created as they are. Real OpenShift clusters bring their own.
-import { setTimeout as delay } from 'node:timers/promises';
 import {
+  applyCrds,
+  type Clock,
   type KubeClient,
   type KubeObject,
-  ResourceClient,
-  CustomResourceDefinitions,
   type ResourceType,
 } from '../../runtime/index.js';
-import { UpdateStatusError } from '../errors.js';
 
 const cluster = (group: string, plural: string, kind: string): ResourceType => ({
   group,
@@ -82,42 +80,19 @@ function devCrd(type: ResourceType): KubeObject & Record<string, unknown> {
   };
 }
 
-interface Established extends KubeObject {
-  status?: { conditions?: { type?: string; status?: string }[] };
-}
-
-/** Applies the stand-in CRDs and waits until all are served. `sleep` is injectable for tests. */
+/** Applies the stand-in CRDs and waits until all are served. */
 export async function installOpenShiftDevCrds(
   client: KubeClient,
   options: {
     timeoutMs?: number;
-    sleep?: (ms: number) => Promise<void>;
+    /** Paces the wait. Default: the real clock. */
+    clock?: Clock;
     /** Kinds to stand in for. Default: OPENSHIFT_INPUT_TYPES. */
     types?: readonly ResourceType[];
     /** Stops the requests and the wait (the install then rejects). */
     signal?: AbortSignal;
   } = {},
 ): Promise<void> {
-  const crds = new ResourceClient<Established>(client, CustomResourceDefinitions);
-  const { signal } = options;
-  const sleep = options.sleep ?? ((ms: number) => delay(ms, undefined, { signal }));
-  const types = options.types ?? OPENSHIFT_INPUT_TYPES;
-  for (const type of types) {
-    await crds.apply(devCrd(type), { fieldManager: 'tessera-dev', force: true, signal });
-  }
-  const deadline = Math.ceil((options.timeoutMs ?? 30_000) / 200);
-  for (const type of types) {
-    const name = `${type.plural}.${type.group}`;
-    for (let i = 0; ; i++) {
-      const crd = await crds.get({ name }, signal);
-      if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (i >= deadline) {
-        throw new UpdateStatusError(
-          'TESSERA_UPDATESTATUS_CRD_NOT_ESTABLISHED',
-          `CRD ${name} is not served; check the API server log`,
-        );
-      }
-      await sleep(200);
-    }
-  }
+  const { types = OPENSHIFT_INPUT_TYPES, ...wait } = options;
+  await applyCrds(client, types.map(devCrd), { ...wait, fieldManager: 'tessera-dev' });
 }

@@ -28,7 +28,7 @@ import {
   VERSION,
   VERSION_PATTERN,
 } from './names.js';
-import { MAX_CONDITION_MESSAGE_LENGTH, truncateText } from '../../runtime/light.js';
+import { MAX_CONDITION_MESSAGE_LENGTH, transitionTime, truncateText } from '../../runtime/light.js';
 import { aggregateUpdateStatus } from './aggregate.js';
 import { type InformerContribution, mergeContributions, storedContribution } from './informers.js';
 
@@ -345,11 +345,14 @@ function keepTransitionTimes(
   previous: readonly Condition[] | undefined,
 ): Condition[] | undefined {
   if (next === undefined) return undefined;
-  // meta.SetStatusCondition's rule, as in runtime/conditions.ts: the time moves only when the status does.
-  return next.map((c) => {
-    const old = previous?.find((p) => p.type === c.type);
-    return old?.status === c.status ? { ...c, lastTransitionTime: old.lastTransitionTime } : c;
-  });
+  return next.map((c) => ({
+    ...c,
+    lastTransitionTime: transitionTime(
+      previous?.find((p) => p.type === c.type),
+      c.status,
+      c.lastTransitionTime,
+    ),
+  }));
 }
 
 /** Options for {@link projectUpdateStatus}. */

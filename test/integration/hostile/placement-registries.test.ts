@@ -27,10 +27,11 @@ import {
   type PodPlacementOperatorHandle,
 } from '../../../src/podplacement/operator.js';
 import { GIVE_UP_MESSAGES, type PlacementPlan } from '../../../src/podplacement/placement-plan.js';
-import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
+import { KubeClient } from '../../../src/runtime/index.js';
 import { startSilentRegistry, type SilentRegistry } from '../../support/silent-registry.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
 import { pullSecret, type TestPod } from '../podplacement/support.js';
+import { inProcessOperatorOptions } from '../podplacement/in-process-operator.js';
 
 const OP_NS = 'pp-hostile-operator';
 const DEADLINE_MS = 20_000;
@@ -128,24 +129,17 @@ beforeAll(async () => {
   await priv.pushImage('team-b/private', '1', multiPlatformImage({ platforms }));
   await req('POST', '/api/v1/namespaces', { metadata: { name: OP_NS } });
   operator = await startPodPlacementOperator({
-    kubeConfig: await cluster.kubeConfig(),
-    namespace: OP_NS,
-    signal: stop.signal,
-    webhookHost: '127.0.0.1',
-    webhookPort: 0,
-    endpoint: { kind: 'url', baseUrl: 'https://127.0.0.1:0' },
-    tls: { mode: 'self-managed', certDir: path.join(root, 'certs') },
-    probes: false,
-    leaderElection: false,
-    installCrds: true,
-    // No global pull secret: only the pods' own secrets can open the private registry.
-    globalPullSecret: { namespace: OP_NS, name: 'pull-secret' },
+    // Its global pull secret is never created: only the pods' own secrets can open the private registry.
+    ...inProcessOperatorOptions({
+      kubeConfig: await cluster.kubeConfig(),
+      namespace: OP_NS,
+      signal: stop.signal,
+      certDir: path.join(root, 'certs'),
+    }),
     registry: { caCertificates: [pub.caCertPem, priv.caCertPem] },
     workers: 8,
     inspectionDeadlineMs: DEADLINE_MS,
     maxInspectionsPerNamespace: PER_NAMESPACE,
-    handleSignals: false,
-    logger: silentLogger,
     onPlanned: (key, plan) => plans.set(key, [...(plans.get(key) ?? []), plan]),
   });
   await eventually(

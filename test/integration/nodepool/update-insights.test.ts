@@ -30,7 +30,7 @@ import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { captureCommandIO } from '../../support/command-io.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import { fixturePath } from '../../support/fixtures.js';
-import { createSnapshotObjects } from '../../support/updatestatus.js';
+import { createSnapshotObjects, liveStatusOptions } from '../../support/updatestatus.js';
 
 type Stored = UpdateStatus & KubeObject;
 const NS = 'clusters';
@@ -53,16 +53,7 @@ describe('NodePools as an UpdateStatus informer on a live management cluster', (
   const upgradeStatus = async () => {
     const io = captureCommandIO();
     const code = await runUpgradeStatus(
-      {
-        details: 'health',
-        now: undefined,
-        mockClusterVersion: undefined,
-        output: 'text',
-        watch: false,
-        intervalMs: 1000,
-        kubeconfig: cluster.kubeconfigPath,
-        source: 'updatestatus',
-      },
+      liveStatusOptions(cluster.kubeconfigPath, { details: 'health', source: 'updatestatus' }),
       io,
     );
     expect(code).toBe(0);

@@ -17,8 +17,9 @@ import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
 } from '../../../src/podplacement/operator.js';
-import { ApiStatusError, KubeClient, silentLogger } from '../../../src/runtime/index.js';
+import { ApiStatusError, KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
+import { inProcessOperatorOptions } from './in-process-operator.js';
 
 const run = promisify(execFile);
 const opNs = 'pp-conversion-operator';
@@ -54,20 +55,13 @@ beforeAll(async () => {
   client = new KubeClient(await cluster.kubeConfig());
   await client.request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: opNs } } });
   operator = await startPodPlacementOperator({
-    kubeConfig: await cluster.kubeConfig(),
-    namespace: opNs,
-    signal: stop.signal,
-    webhookHost: '127.0.0.1',
-    webhookPort: 0,
-    endpoint: { kind: 'url', baseUrl: 'https://127.0.0.1:0' },
-    tls: { mode: 'self-managed', certDir: mkdtempSync(path.join(os.tmpdir(), 'pp-conversion-')) },
-    probes: false,
-    leaderElection: false,
-    installCrds: true,
+    ...inProcessOperatorOptions({
+      kubeConfig: await cluster.kubeConfig(),
+      namespace: opNs,
+      signal: stop.signal,
+      certDir: mkdtempSync(path.join(os.tmpdir(), 'pp-conversion-')),
+    }),
     manageValidatingWebhook: true,
-    globalPullSecret: { namespace: opNs, name: 'pull-secret' },
-    handleSignals: false,
-    logger: silentLogger,
   });
   await Promise.race([operator.validatingWebhookConfigured, operator.stopped]);
   const port = operator.webhookPort;

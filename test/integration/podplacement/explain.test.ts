@@ -14,10 +14,11 @@ import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
 } from '../../../src/podplacement/operator.js';
-import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
+import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import { startFakeServer, type FakeServer } from '../registry/fake-server.js';
 import { runTessera } from './support.js';
+import { inProcessOperatorOptions } from './in-process-operator.js';
 
 const opNs = 'pp-explain-operator';
 const appNs = 'pp-explain-apps';
@@ -67,21 +68,14 @@ beforeAll(async () => {
   });
   // The registry's CA reaches the operator and explain only through the cluster, as in the demo.
   await trustRegistryClusterWide(client, registry.host, registry.caCertPem);
-  operator = await startPodPlacementOperator({
-    kubeConfig: await cluster.kubeConfig(),
-    namespace: opNs,
-    signal: stop.signal,
-    webhookHost: '127.0.0.1',
-    webhookPort: 0,
-    endpoint: { kind: 'url', baseUrl: 'https://127.0.0.1:0' },
-    tls: { mode: 'self-managed', certDir: path.join(stateDir, 'certs') },
-    probes: false,
-    leaderElection: false,
-    installCrds: true,
-    globalPullSecret: { namespace: opNs, name: 'pull-secret' },
-    handleSignals: false,
-    logger: silentLogger,
-  });
+  operator = await startPodPlacementOperator(
+    inProcessOperatorOptions({
+      kubeConfig: await cluster.kubeConfig(),
+      namespace: opNs,
+      signal: stop.signal,
+      certDir: path.join(stateDir, 'certs'),
+    }),
+  );
   // The API server answers 503 for a moment after the operator points the CRD's conversion at itself.
   await eventually(
     () =>

@@ -28,7 +28,7 @@ import {
   startInProcessOperatorCluster,
   type InProcessOperatorCluster,
 } from './in-process-operator.js';
-import { REGISTRY_POLICY_DEV_CRDS, installDevCrds, runTessera } from './support.js';
+import { runTessera } from './support.js';
 
 const opNs = 'pp-image-policy-operator';
 const appNs = 'pp-image-policy-apps';
@@ -108,15 +108,7 @@ beforeAll(async () => {
     root,
     operatorNamespace: opNs,
     namespaces: [appNs],
-    // The image config kind must be served before the operator starts (it asks discovery once).
-    beforeOperator: async (client) => {
-      await installDevCrds(client, REGISTRY_POLICY_DEV_CRDS);
-      await client.request({
-        method: 'POST',
-        path: '/apis/config.openshift.io/v1/images',
-        body: imageConfig({ allowedRegistries: [allowed?.host ?? ''] }),
-      });
-    },
+    imageConfigSpec: imageConfig({ allowedRegistries: [allowed.host] }).spec,
     operator: { registry: { caCertificates: [allowed.caCertPem, other.caCertPem] } },
   });
 }, 240_000);

@@ -1,9 +1,11 @@
 // A private cluster with the pod placement operator running in the test's own process, for tests of what is a
 // cluster singleton (the image config, the ClusterPodPlacementConfig) or needs the operator's options set in code
-// (a proxy, registry CAs). Starts the control plane, runs `beforeOperator` (CRDs and configs the operator reads at
-// start), starts the operator with the self-managed webhook certificate and creates the ClusterPodPlacementConfig;
-// `stop()` undoes all of it. Pod helpers below create gated pods and wait for what the operator does to them.
+// (a proxy, registry CAs). Starts the control plane, creates the image config if asked (with the registry policy dev
+// CRDs, which the operator's start-up discovery then finds served), starts the operator with the self-managed webhook
+// certificate and creates the ClusterPodPlacementConfig; `stop()` undoes all of it. Pod helpers below create gated
+// pods and wait for what the operator does to them.
 import path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { DevCluster, DevClusterOptions } from '../../../src/devcluster/cluster.js';
 import { ARCHITECTURES } from '../../../src/devcluster/nodes.js';
 import { ARCH_LABEL, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
@@ -14,7 +16,7 @@ import {
 } from '../../../src/podplacement/operator.js';
 import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
-import type { TestPod } from './support.js';
+import { REGISTRY_POLICY_DEV_CRDS, installDevCrds, type TestPod } from './support.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -37,12 +39,43 @@ export interface InProcessOperatorClusterOptions {
   readonly namespaces?: readonly string[];
   /** The control plane's options. Default: a scheduler, a controller manager and a kwok node per architecture. */
   readonly cluster?: Partial<Omit<DevClusterOptions, 'name' | 'stateRoot'>>;
-  /** What must exist before the operator starts (it asks discovery once): dev CRDs, the image config. */
-  readonly beforeOperator?: (client: KubeClient) => Promise<void>;
+  /**
+   * The spec of image.config.openshift.io/cluster, created (with the registry policy dev CRDs, so the operator's
+   * discovery finds the kinds served) before the operator starts. Default: no image config, no policy CRDs.
+   */
+  readonly imageConfigSpec?: Record<string, unknown>;
   /** Options of the operator beyond the test defaults (registry CAs, a proxy, workers...). */
   readonly operator?: Partial<PodPlacementOperatorOptions>;
   /** The ClusterPodPlacementConfig's spec. Default: {}. */
   readonly clusterConfigSpec?: Record<string, unknown>;
+}
+
+/**
+ * The options a test runs the operator in its own process with: its webhook on a free loopback port that the API
+ * server calls by URL, the self-managed certificate in `certDir`, the CRDs installed, the global pull secret in its
+ * own namespace, no probes, no leader election, no signal handlers and no logs.
+ */
+export function inProcessOperatorOptions(o: {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly signal: AbortSignal;
+  readonly certDir: string;
+}): PodPlacementOperatorOptions {
+  return {
+    kubeConfig: o.kubeConfig,
+    namespace: o.namespace,
+    signal: o.signal,
+    webhookHost: '127.0.0.1',
+    webhookPort: 0,
+    endpoint: { kind: 'url', baseUrl: 'https://127.0.0.1:0' },
+    tls: { mode: 'self-managed', certDir: o.certDir },
+    probes: false,
+    leaderElection: false,
+    installCrds: true,
+    globalPullSecret: { namespace: o.namespace, name: 'pull-secret' },
+    handleSignals: false,
+    logger: silentLogger,
+  };
 }
 
 export async function startInProcessOperatorCluster(
@@ -77,21 +110,22 @@ export async function startInProcessOperatorCluster(
         what: `the default service account of ${name}`,
       });
     }
-    await o.beforeOperator?.(client);
+    if (o.imageConfigSpec) {
+      await installDevCrds(client, REGISTRY_POLICY_DEV_CRDS);
+      await request('POST', '/apis/config.openshift.io/v1/images', {
+        apiVersion: 'config.openshift.io/v1',
+        kind: 'Image',
+        metadata: { name: 'cluster' },
+        spec: o.imageConfigSpec,
+      });
+    }
     operator = await startPodPlacementOperator({
-      kubeConfig,
-      namespace: o.operatorNamespace,
-      signal: stop.signal,
-      webhookHost: '127.0.0.1',
-      webhookPort: 0,
-      endpoint: { kind: 'url', baseUrl: 'https://127.0.0.1:0' },
-      tls: { mode: 'self-managed', certDir: path.join(o.root, 'certs') },
-      probes: false,
-      leaderElection: false,
-      installCrds: true,
-      globalPullSecret: { namespace: o.operatorNamespace, name: 'pull-secret' },
-      handleSignals: false,
-      logger: silentLogger,
+      ...inProcessOperatorOptions({
+        kubeConfig,
+        namespace: o.operatorNamespace,
+        signal: stop.signal,
+        certDir: path.join(o.root, 'certs'),
+      }),
       ...o.operator,
     });
     await eventually(

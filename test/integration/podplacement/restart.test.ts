@@ -12,9 +12,10 @@ import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
 } from '../../../src/podplacement/operator.js';
-import { KubeClient, isNotFound, silentLogger } from '../../../src/runtime/index.js';
+import { KubeClient, isNotFound } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import { freePort, startOperatorProcess, type OperatorProcess } from './support.js';
+import { inProcessOperatorOptions } from './in-process-operator.js';
 
 const opNs = 'pp-restart-operator';
 const vwcPath = `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${VALIDATING_WEBHOOK.configurationName}`;
@@ -95,20 +96,13 @@ describe('operator restarted with SIGKILL on a reused cluster', () => {
 
     // The next run, as the `tessera start` demo starts it: another port, in this process.
     inProcess = await startPodPlacementOperator({
-      kubeConfig: await (cluster as DevCluster).kubeConfig(),
-      namespace: opNs,
-      signal: stop.signal,
-      webhookHost: '127.0.0.1',
-      webhookPort: 0,
-      endpoint: { kind: 'url', baseUrl: 'https://127.0.0.1:0' },
-      tls: { mode: 'self-managed', certDir: mkdtempSync(path.join(os.tmpdir(), 'pp-restart-')) },
-      probes: false,
-      leaderElection: false,
-      installCrds: true,
+      ...inProcessOperatorOptions({
+        kubeConfig: await (cluster as DevCluster).kubeConfig(),
+        namespace: opNs,
+        signal: stop.signal,
+        certDir: mkdtempSync(path.join(os.tmpdir(), 'pp-restart-')),
+      }),
       manageValidatingWebhook: true,
-      globalPullSecret: { namespace: opNs, name: 'pull-secret' },
-      handleSignals: false,
-      logger: silentLogger,
     });
     expect(inProcess.webhookPort).not.toBe(firstPort);
     await Promise.race([inProcess.validatingWebhookConfigured, inProcess.stopped]);

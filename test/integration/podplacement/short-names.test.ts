@@ -19,7 +19,7 @@ import {
   startInProcessOperatorCluster,
   type InProcessOperatorCluster,
 } from './in-process-operator.js';
-import { REGISTRY_POLICY_DEV_CRDS, installDevCrds, runTessera } from './support.js';
+import { runTessera } from './support.js';
 
 const opNs = 'pp-short-names-operator';
 const appNs = 'pp-short-names-apps';
@@ -72,15 +72,7 @@ beforeAll(async () => {
     root,
     operatorNamespace: opNs,
     namespaces: [appNs],
-    // The image config kind must be served before the operator starts (it asks discovery once).
-    beforeOperator: async (client) => {
-      await installDevCrds(client, REGISTRY_POLICY_DEV_CRDS);
-      await client.request({
-        method: 'POST',
-        path: '/apis/config.openshift.io/v1/images',
-        body: imageConfig([first?.host ?? '', second?.host ?? '']),
-      });
-    },
+    imageConfigSpec: imageConfig([first.host, second.host]).spec,
     operator: { registry: { caCertificates: [first.caCertPem, second.caCertPem] } },
   });
   const nodes = await req<{ items: { metadata: { name: string; labels?: Record<string, string> } }[] }>(

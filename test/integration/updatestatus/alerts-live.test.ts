@@ -45,7 +45,7 @@ import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { fixturePath } from '../../support/fixtures.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 import { captureCommandIO } from '../../support/command-io.js';
-import { createSnapshotObjects } from '../../support/updatestatus.js';
+import { createSnapshotObjects, liveStatusOptions } from '../../support/updatestatus.js';
 import { FakeClock } from '../../../src/runtime/testing/index.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
@@ -283,17 +283,8 @@ describe('alerts from a live cluster (Prometheus behind kube-rbac-proxy)', () =>
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  const options = (kubeconfig: string, extra: Partial<UpgradeStatusOptions> = {}): UpgradeStatusOptions => ({
-    details: 'all',
-    now,
-    mockClusterVersion: undefined,
-    output: 'text',
-    watch: false,
-    intervalMs: 1000,
-    kubeconfig,
-    source: 'cluster',
-    ...extra,
-  });
+  const options = (kubeconfig: string, extra: Partial<UpgradeStatusOptions> = {}): UpgradeStatusOptions =>
+    liveStatusOptions(kubeconfig, { details: 'all', now, source: 'cluster', ...extra });
 
   /** The same case rendered from files, with `alertsJson` as its alerts file: oc's snapshot semantics. */
   async function snapshotText(alertsJson: string | undefined): Promise<string> {

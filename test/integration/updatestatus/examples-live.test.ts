@@ -35,7 +35,7 @@ import { loadSnapshot, parseYaml, snapshotPaths } from '../../../src/updatestatu
 import { fixturePath } from '../../support/fixtures.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 import { captureCommandIO } from '../../support/command-io.js';
-import { createSnapshotObjects, freshObject } from '../../support/updatestatus.js';
+import { createSnapshotObjects, freshObject, liveStatusOptions } from '../../support/updatestatus.js';
 import { FakeClock } from '../../../src/runtime/testing/index.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
@@ -241,16 +241,7 @@ describe('every oc example, live', () => {
         // The CLI judges the informers' heartbeats by its clock: the controller's, which stays at the case's "now".
         const io = { ...captureCommandIO(), clock: () => now };
         await runUpgradeStatus(
-          {
-            details,
-            now,
-            mockClusterVersion: undefined,
-            output: 'text',
-            watch: false,
-            intervalMs: 1000,
-            kubeconfig: cluster.kubeconfigPath,
-            source: 'updatestatus',
-          },
+          liveStatusOptions(cluster.kubeconfigPath, { details, now, source: 'updatestatus' }),
           io,
         );
         texts.set(details, io.stdout());
@@ -270,16 +261,7 @@ describe('every oc example, live', () => {
       for (const details of DETAILS) {
         const io = captureCommandIO();
         await runUpgradeStatus(
-          {
-            details,
-            now,
-            mockClusterVersion: undefined,
-            output: 'text',
-            watch: false,
-            intervalMs: 1000,
-            kubeconfig: cluster.kubeconfigPath,
-            source: 'cluster',
-          },
+          liveStatusOptions(cluster.kubeconfigPath, { details, now, source: 'cluster' }),
           io,
         );
         expect(io.stdout(), `${name} --details=${details}`).toBe(expectedOutput(name, details));

@@ -25,7 +25,7 @@ import { addPodPlacementUpdateInsights } from '../../../src/podplacement/update-
 import { captureCommandIO } from '../../support/command-io.js';
 import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 import { fixturePath } from '../../support/fixtures.js';
-import { createSnapshotObjects } from '../../support/updatestatus.js';
+import { createSnapshotObjects, liveStatusOptions } from '../../support/updatestatus.js';
 
 type Stored = UpdateStatus & KubeObject;
 const EXTERNAL = 'updatestatus-informer-external';
@@ -90,16 +90,7 @@ describe('UpdateStatus informers on a live cluster', () => {
   const upgradeStatus = async () => {
     const io = captureCommandIO();
     const code = await runUpgradeStatus(
-      {
-        details: 'health',
-        now: undefined,
-        mockClusterVersion: undefined,
-        output: 'text',
-        watch: false,
-        intervalMs: 1000,
-        kubeconfig: cluster.kubeconfigPath,
-        source: 'updatestatus',
-      },
+      liveStatusOptions(cluster.kubeconfigPath, { details: 'health', source: 'updatestatus' }),
       io,
     );
     expect(code).toBe(0);

@@ -29,7 +29,7 @@ import { SharedInformerFactory } from '../../../src/runtime/cache/informer-facto
 import { createUpdateStatusController } from '../../../src/updatestatus/controller.js';
 import { installUpdateStatusCrd, UpdateStatuses } from '../../../src/updatestatus/api/install.js';
 import { captureCommandIO } from '../../support/command-io.js';
-import { createSnapshotObjects } from '../../support/updatestatus.js';
+import { createSnapshotObjects, liveStatusOptions } from '../../support/updatestatus.js';
 import { FakeClock } from '../../../src/runtime/testing/index.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
@@ -72,16 +72,7 @@ describe(`upgrade status on a live cluster`, () => {
 
   it('prints what oc printed for the same cluster state', async () => {
     const io = captureCommandIO();
-    const opts = {
-      details: 'none' as const,
-      now,
-      mockClusterVersion: undefined,
-      output: 'text' as const,
-      watch: false,
-      intervalMs: 1000,
-      kubeconfig: cluster.kubeconfigPath,
-      source: 'cluster' as const,
-    };
+    const opts = liveStatusOptions(cluster.kubeconfigPath, { details: 'none', now, source: 'cluster' });
     expect(await runUpgradeStatus(opts, io)).toBe(0);
     // This cluster serves no alerts (no thanos-querier Route): oc's notice first, then what oc printed.
     const notice =
@@ -214,16 +205,7 @@ describe(`upgrade status on a live cluster`, () => {
       // be years old, and their insights stale).
       const text = { ...captureCommandIO(), clock: () => BigInt(clock.now()) * MILLISECOND };
       await runUpgradeStatus(
-        {
-          details: 'none',
-          now: undefined,
-          mockClusterVersion: undefined,
-          output: 'text',
-          watch: false,
-          intervalMs: 1000,
-          kubeconfig: cluster.kubeconfigPath,
-          source: 'updatestatus',
-        },
+        liveStatusOptions(cluster.kubeconfigPath, { details: 'none', source: 'updatestatus' }),
         text,
       );
       expect(text.stdout()).toMatch(/^= Control Plane =\nAssessment: +\S/);

@@ -32,7 +32,7 @@ import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster
 import { captureCommandIO } from '../../support/command-io.js';
 import { fixturePath } from '../../support/fixtures.js';
 import { machineConfigNodeOf } from '../../support/machineconfignodes.js';
-import { createSnapshotObjects } from '../../support/updatestatus.js';
+import { createSnapshotObjects, liveStatusOptions } from '../../support/updatestatus.js';
 
 const fixtures = fixturePath('oc-upgrade-status');
 // 59 workers mid-update, 12 of them draining (7 for over an hour); no alerts or MCO Deployment files.
@@ -72,16 +72,11 @@ describe('MachineConfigNodes, not served and then served, live', () => {
     setMaxListeners(32, stop.signal);
     const running: Promise<void>[] = [];
     const now = snapshotNow(snapshot);
-    const opts: UpgradeStatusOptions = {
+    const opts: UpgradeStatusOptions = liveStatusOptions(cluster.kubeconfigPath, {
       details: 'nodes',
       now,
-      mockClusterVersion: undefined,
-      output: 'text',
-      watch: false,
-      intervalMs: 1000,
-      kubeconfig: cluster.kubeconfigPath,
       source: 'cluster',
-    };
+    });
     const cli = async (source: UpgradeStatusOptions['source']) => {
       const io = captureCommandIO();
       expect(await runUpgradeStatus({ ...opts, source }, io)).toBe(0);

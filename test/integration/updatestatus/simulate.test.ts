@@ -19,6 +19,7 @@ import { MILLISECOND } from '../../../src/updatestatus/gotime.js';
 import { runSimulation } from '../../../src/demo/update-simulation/driver.js';
 import type { SimulatedState } from '../../../src/demo/update-simulation/timeline.js';
 import { eventually, startTestCluster } from '../../support/cluster.js';
+import { liveStatusOptions } from '../../support/updatestatus.js';
 
 const TO = '4.16.1';
 
@@ -115,16 +116,7 @@ describe('simulated update, end to end', () => {
       sleep: async () => undefined,
       signal: new AbortController().signal,
     };
-    const opts = {
-      details: 'none' as const,
-      now: undefined,
-      mockClusterVersion: undefined,
-      output: 'text' as const,
-      watch: false,
-      intervalMs: 1000,
-      kubeconfig: cluster.kubeconfigPath,
-      source: 'auto' as const,
-    };
+    const opts = liveStatusOptions(cluster.kubeconfigPath, { details: 'none', source: 'auto' });
     /** The CLI's text, read from the controller's UpdateStatus and computed from the cluster objects. */
     const cliText = async (): Promise<{ updateStatus: string; computed: string }> => {
       out = '';
