@@ -197,7 +197,7 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[i] ?? Number.NaN;
 }
 
-async function inBatches<T>(
+export async function inBatches<T>(
   items: readonly T[],
   size: number,
   fn: (item: T) => Promise<unknown>,
@@ -206,7 +206,7 @@ async function inBatches<T>(
 }
 
 /** A dev cluster in the middle of an update: 5,000 nodes in 10 pools (master + 9 worker pools), all updating. */
-interface UpdatingCluster {
+export interface UpdatingCluster {
   readonly cluster: DevCluster;
   readonly client: KubeClient;
   readonly nodes: ResourceClient<KubeObject>;
@@ -216,7 +216,7 @@ interface UpdatingCluster {
   readonly finishNode: (name: string) => Promise<unknown>;
 }
 
-async function startUpdatingCluster(name: string): Promise<UpdatingCluster> {
+export async function startUpdatingCluster(name: string): Promise<UpdatingCluster> {
   const cluster = await startDevCluster({
     name,
     nodes: 'none',

@@ -43,6 +43,7 @@ const program = new Command('tessera')
 // commands alone, `tessera --version` none; help, errors and anything else load all of them.
 const commandGroups: Readonly<Record<string, () => Promise<(program: Commander.Command) => void>>> = {
   start: async () => (await import('./start-command.js')).registerStartCommand,
+  dashboard: async () => (await import('../dashboard/cli.js')).registerDashboardCommand,
   dev: async () => {
     const [{ registerDevCommands }, { registerSimulateUpdateCommand }] = await Promise.all([
       import('../devcluster/cli.js'),

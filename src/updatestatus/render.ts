@@ -47,14 +47,14 @@ export function shortDuration(d: Duration): string {
   return orig;
 }
 
-function versionsText(v: VersionSummary): string {
+export function versionsText(v: VersionSummary): string {
   if (v.isTargetInstall) return `${v.target} (a new install)`;
   if (v.isPreviousPartial) return `${v.target} (from incomplete ${v.previous})`;
   if (v.isMultiArchMigration) return `${v.target} to Multi-Architecture`;
   return `${v.target} (from ${v.previous})`;
 }
 
-function vagueUnder(actual: Duration, estimated: Duration, isMultiArchMigration: boolean): string {
+export function vagueUnder(actual: Duration, estimated: Duration, isMultiArchMigration: boolean): string {
   if (isMultiArchMigration) return 'N/A for Multi-Architecture Migration';
   if (actual < -10n * MINUTE) return `N/A; estimate duration was ${shortDuration(estimated)}`;
   if (actual < 10n * MINUTE) return `<${shortDuration(10n * MINUTE)}`;
@@ -158,7 +158,7 @@ export function renderPoolNodes(pool: PoolStatus, detailed: boolean): string {
   return out;
 }
 
-interface HealthItem {
+export interface HealthItem {
   readonly since: string;
   readonly level: string;
   readonly impact: string;
@@ -172,7 +172,7 @@ interface HealthItem {
   readonly resources: Map<string, string[]>;
 }
 
-function healthItems(health: UpdateHealth): HealthItem[] {
+export function healthItems(health: UpdateHealth): HealthItem[] {
   return health.insights.map((insight) => {
     const kinds: string[] = [];
     const resources = new Map<string, string[]>();

@@ -1,0 +1,2 @@
+// Side-effect CSS imports, which vite bundles.
+declare module '*.css';
