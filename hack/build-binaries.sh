@@ -3,7 +3,7 @@
 # by version under ${TESSERA_CACHE_DIR:-~/.cache/tessera}/bin/<component>-<version>/. A component whose
 # binaries are already cached is skipped, so a warm machine does no work and prints one "all cached" line. A cold
 # build takes several minutes on two cores (Kubernetes is the long one), so each component gets a line as it starts
-# ("n of m", an estimate from its last build on this machine) and as it ends (its time, kept in <cache>/bin/
+# ("n of m", an estimate from its last build on this machine, the run's time so far and what is left) and as it ends (its time, kept in <cache>/bin/
 # .build-times for the next estimate); on a terminal a line below counts the time. Go's own output goes to
 # <cache>/bin/build.log, which a failure names, with its last lines.
 set -euo pipefail
@@ -35,14 +35,17 @@ require_pin kube-rbac-proxy "github.com/brancz/kube-rbac-proxy $KUBE_RBAC_PROXY_
 require_pin operator-framework "github.com/operator-framework/operator-registry $OPERATOR_REGISTRY_VERSION"
 require_pin operator-framework "github.com/operator-framework/api $OPERATOR_FRAMEWORK_API_VERSION"
 require_pin operator-framework "github.com/operator-framework/operator-lifecycle-manager $OLM_VERSION"
+require_pin cert-manager "github.com/cert-manager/cert-manager $CERT_MANAGER_VERSION"
+require_pin node-runtime "github.com/containerd/containerd/v2 $CONTAINERD_VERSION"
+require_pin node-runtime "github.com/containernetworking/plugins $CNI_PLUGINS_VERSION"
 
 build_log="$cache/build.log"
 build_times="$cache/.build-times"
 # Estimates until this machine has built a component itself: the cold `.ci/run` of 2026-11-30 on this project's
 # 2-core machine, idle, downloads included, components in this script's order (README, Figures). A component
 # reuses the modules earlier ones downloaded: crane's 5 s came right after the registry.
-declare -A default_seconds=([etcd]=48 [kwok]=76 [kubernetes]=357 [registry]=70 [crane]=5 [prometheus]=98
-  [kube-rbac-proxy]=115 [opm]=94 [olm-validate]=44 [olm]=73)
+declare -A default_seconds=([containerd]=240 [cni-plugins]=30 [etcd]=48 [kwok]=76 [kubernetes]=357 [registry]=70 [crane]=5 [prometheus]=98
+  [kube-rbac-proxy]=115 [opm]=94 [olm-validate]=44 [olm]=73 [cert-manager]=600)
 
 duration() { if (($1 < 60)); then echo "$1 s"; else echo "$(($1 / 60)) min $(($1 % 60)) s"; fi; }
 about() { if (($1 < 60)); then echo "about $1 s"; else echo "about $((($1 + 30) / 60)) min"; fi; }
@@ -135,7 +138,13 @@ build() {
     estimate=${default_seconds[$component]} note="none measured here yet; the default is a cold build on 2 idle cores"
   fi
   current="${#built[@]} of ${#planned[@]} $component $version"
-  log "$current: building ${missing[*]##*:}, $(about "$estimate") ($note)"
+  # From the second component on: the time the run has taken, and the estimates of what is left (this one included).
+  local progress="" left=0 i
+  if ((${#built[@]} > 1)); then
+    for ((i = ${#built[@]} - 1; i < ${#planned[@]}; i++)); do left=$((left + $(estimate_seconds "${planned[$i]}"))); done
+    progress="; $(duration $((SECONDS - run_start))) so far, $(about "$left") to go"
+  fi
+  log "$current: building ${missing[*]##*:}, $(about "$estimate") ($note)$progress"
   open_log
   printf '\n=== %s: go build (%s) ===\n' "$current" "$(date -u +%H:%M:%S)" >>"$build_log"
   tmp=$(mktemp -d "$cache/.build-$component.XXXXXX")
@@ -190,8 +199,8 @@ done
 selected=("${@:-all}")
 want() { local s; for s in "${selected[@]}"; do [ "$s" = all ] || [ "$s" = "$1" ] && return 0; done; return 1; }
 for s in "${selected[@]}"; do
-  case $s in all | etcd | kwok | kubernetes | registry | crane | prometheus | kube-rbac-proxy | opm | olm-validate | olm) ;;
-  *) echo "build-binaries: unknown component '$s' (all, etcd, kwok, kubernetes, registry, crane, prometheus, kube-rbac-proxy, opm, olm-validate, olm)" >&2; exit 2 ;;
+  case $s in all | etcd | kwok | kubernetes | registry | crane | prometheus | kube-rbac-proxy | opm | olm-validate | olm | containerd | cni-plugins | cert-manager) ;;
+  *) echo "build-binaries: unknown component '$s' (all, etcd, kwok, kubernetes, registry, crane, prometheus, kube-rbac-proxy, opm, olm-validate, olm, containerd, cni-plugins, cert-manager)" >&2; exit 2 ;;
   esac
 done
 components() {
@@ -221,7 +230,9 @@ components() {
       k8s.io/kubernetes/cmd/kube-apiserver:kube-apiserver \
       k8s.io/kubernetes/cmd/kube-controller-manager:kube-controller-manager \
       k8s.io/kubernetes/cmd/kube-scheduler:kube-scheduler \
-      k8s.io/kubernetes/cmd/kubectl:kubectl
+      k8s.io/kubernetes/cmd/kubectl:kubectl \
+      k8s.io/kubernetes/cmd/kubelet:kubelet \
+      k8s.io/kubernetes/cmd/kube-proxy:kube-proxy
   fi
   if want registry; then
     # The local OCI registry (tests, benchmarks, `tessera dev up`): distribution's own `registry serve`.
@@ -257,9 +268,22 @@ components() {
   local of_tags="-tags=containers_image_openpgp,json1"
   local of_nosumdb="${GONOSUMDB:+$GONOSUMDB,}github.com/operator-framework/operator-lifecycle-manager"
   if want opm; then
+    # opm reads images with containers/image, which refuses to without a signature policy: the user's
+    # ~/.config/containers/policy.json, else /etc/containers/policy.json, which only podman's Debian packages happen to
+    # bring. This opm's default is a policy of its own beside it instead (the link-time setting containers/image
+    # provides for this), so `opm render` needs nothing in /etc. An opm built before it had one is linked again.
+    local opm_dir="$cache/opm-$OPERATOR_REGISTRY_VERSION"
+    local opm_ldflags="-X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$OPERATOR_REGISTRY_VERSION"
+    opm_ldflags+=" -X 'go.podman.io/image/v5/signature.systemDefaultPolicyPath=$opm_dir/policy.json'"
+    if [ "$mode" = plan ] && [ ! -f "$opm_dir/policy.json" ]; then rm -f "$opm_dir/opm"; fi
     GONOSUMDB="$of_nosumdb" GOFLAGS="${GOFLAGS:+$GOFLAGS }$of_tags" build opm "$OPERATOR_REGISTRY_VERSION" "$of_module" \
-      "-X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$OPERATOR_REGISTRY_VERSION" \
-      github.com/operator-framework/operator-registry/cmd/opm:opm
+      "$opm_ldflags" github.com/operator-framework/operator-registry/cmd/opm:opm
+    if [ "$mode" = build ] && [ -x "$opm_dir/opm" ] && [ ! -f "$opm_dir/policy.json" ]; then
+      # opm only pulls from registries (the docker transport), Tessera's own bundle images: accepted unsigned, as
+      # Debian's default policy accepts everything; any other transport is refused.
+      printf '%s\n' '{"default":[{"type":"reject"}],"transports":{"docker":{"":[{"type":"insecureAcceptAnything"}]}}}' \
+        >"$opm_dir/policy.json"
+    fi
   fi
   if want olm-validate; then
     # Our own command (hack/operator-framework/olm-validate/main.go) running operator-framework/api's validators.
@@ -283,6 +307,39 @@ components() {
       log "olm $OLM_VERSION: CRDs in $crds"
       current=""
     fi
+  fi
+  if want cert-manager; then
+    # cert-manager for the OLM v1 tests: our own command (hack/cert-manager/cert-manager/main.go) running the root
+    # module's control loops and CA injector, as cert-manager's own commands are modules the proxy does not serve.
+    build cert-manager "$CERT_MANAGER_VERSION" "$here/cert-manager" "" tessera.dev/hack/cert-manager/cert-manager:cert-manager
+    crds="$cache/cert-manager-$CERT_MANAGER_VERSION/crds"
+    if extra_missing "cert-manager $CERT_MANAGER_VERSION CRDs" "$crds/complete"; then
+      cm_src=$(cd "$here/cert-manager" && go mod download -json github.com/cert-manager/cert-manager 2>>"$build_log" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+      mkdir -p "$crds"
+      cp "$cm_src"/deploy/crds/*.yaml "$crds/"
+      chmod u+w "$crds"/*.yaml
+      touch "$crds/complete"
+      log "cert-manager $CERT_MANAGER_VERSION: CRDs in $crds"
+      current=""
+    fi
+  fi
+  # A real node's runtime (`tessera dev up --real-nodes`): containerd, its runc shim, ctr, the sandbox (pause)
+  # command and the CNI plugins, from one module (hack/node-runtime). Without cgo: the snapshotters that need it
+  # (btrfs, devmapper, zfs) are left out by their upstream tags; overlayfs and native are pure Go.
+  if want containerd; then
+    GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=no_btrfs,no_devmapper,no_zfs" build containerd "$CONTAINERD_VERSION" "$here/node-runtime" \
+      "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+      github.com/containerd/containerd/v2/cmd/containerd:containerd \
+      github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2:containerd-shim-runc-v2 \
+      github.com/containerd/containerd/v2/cmd/ctr:ctr \
+      tessera.dev/hack/node-runtime/pause:pause
+  fi
+  if want cni-plugins; then
+    build cni-plugins "$CNI_PLUGINS_VERSION" "$here/node-runtime" \
+      "-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION" \
+      github.com/containernetworking/plugins/plugins/main/bridge:bridge \
+      github.com/containernetworking/plugins/plugins/main/loopback:loopback \
+      github.com/containernetworking/plugins/plugins/ipam/host-local:host-local
   fi
 }
 

@@ -41,6 +41,9 @@ const versions: ComponentVersions = {
   operatorRegistry: 'v1.60.0',
   operatorFrameworkApi: 'v0.36.0',
   olm: 'v0.36.0',
+  containerd: 'v2.4.2',
+  cniPlugins: 'v1.10.0',
+  certManager: 'v1.21.2',
 };
 
 describe('binaries', () => {
@@ -50,7 +53,8 @@ describe('binaries', () => {
         '# c\nKUBERNETES_VERSION=v1.37.2\n\nETCD_VERSION=v3.6.16\nKWOK_VERSION=v0.8.0\n' +
           'DISTRIBUTION_VERSION=v3.1.2\nCRANE_VERSION=v0.22.1\n' +
           'PROMETHEUS_VERSION=v0.316.0\nKUBE_RBAC_PROXY_VERSION=v0.19.1\n' +
-          'OPERATOR_REGISTRY_VERSION=v1.60.0\nOPERATOR_FRAMEWORK_API_VERSION=v0.36.0\nOLM_VERSION=v0.36.0\n',
+          'OPERATOR_REGISTRY_VERSION=v1.60.0\nOPERATOR_FRAMEWORK_API_VERSION=v0.36.0\nOLM_VERSION=v0.36.0\n' +
+          'CONTAINERD_VERSION=v2.4.2\nCNI_PLUGINS_VERSION=v1.10.0\nCERT_MANAGER_VERSION=v1.21.2\n',
       ),
     ).toEqual(versions);
   });
@@ -124,6 +128,7 @@ describe('binaries', () => {
         mkdirSync(path.dirname(paths[name]), { recursive: true });
         writeFileSync(paths[name], '#!/bin/sh\n', { mode: 0o755 });
       }
+      writeFileSync(paths.opmPolicy, '{}\n');
       const crds = missingBinaries(OLM_TEST_BINARIES, paths);
       expect(crds.names).toEqual(['olm']);
       expect(crds.files).toEqual(paths.olmCrds);
@@ -137,17 +142,33 @@ describe('binaries', () => {
       rmSync(cache, { recursive: true, force: true });
     }
   });
+
+  it('counts opm missing while its own containers policy is (an older opm reads /etc/containers/policy.json)', () => {
+    const cache = mkdtempSync(path.join(os.tmpdir(), 'tessera-binaries-'));
+    try {
+      const paths = binaryPaths(versions, cache);
+      expect(paths.opmPolicy).toBe(path.join(cache, 'bin', 'opm-v1.60.0', 'policy.json'));
+      mkdirSync(path.dirname(paths.opm), { recursive: true });
+      writeFileSync(paths.opm, '#!/bin/sh\n', { mode: 0o755 });
+      expect(missingBinaries(['opm'], paths)).toEqual({ names: ['opm'], files: [paths.opmPolicy] });
+      expect(() => requireBinaries(paths, ['opm'])).toThrow(/npm run binaries -- opm`/);
+      writeFileSync(paths.opmPolicy, '{}\n');
+      expect(missingBinaries(['opm'], paths)).toEqual({ names: [], files: [] });
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  });
 });
 
-// Stands in for `go build ... -o DIR/ PKG...`: says what Go says first, then writes one executable per package,
-// named as go names it; fails like a compile error in the module directory named by FAKE_GO_FAIL.
+// Stands in for `go build ... -o DIR/ PKG...`: says what Go says first (and the link flags it was given), then writes
+// one executable per package, named as go names it; fails like a compile error in the module directory named by FAKE_GO_FAIL.
 const FAKE_GO = `#!/usr/bin/env bash
 echo "go: downloading example.com/fake v1.0.0" >&2
 [ "$1" = build ] || { echo "fake go: only go build" >&2; exit 2; }
 shift
 if [ "$(basename "$PWD")" = "\${FAKE_GO_FAIL:-}" ]; then echo "main.go:1:1: undefined: broken" >&2; exit 1; fi
 out="" pkgs=()
-while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift 2 ;; -ldflags) shift 2 ;; -*) shift ;; *) pkgs+=("$1"); shift ;; esac; done
+while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift 2 ;; -ldflags) echo "ldflags: $2" >&2; shift 2 ;; -*) shift ;; *) pkgs+=("$1"); shift ;; esac; done
 for p in "\${pkgs[@]}"; do
   b=$(basename "$p"); if [[ $b =~ ^v[0-9]+$ ]]; then b=$(basename "$(dirname "$p")"); fi
   printf '#!/bin/sh\\n' >"$out/$b"; chmod +x "$out/$b"
@@ -200,7 +221,12 @@ describe('hack/build-binaries.sh', () => {
     );
     expect(lines[1]).toBe(`1 of 2 etcd ${pinned.etcd}: building etcd, about 48 s (${note})`);
     expect(lines[2]).toMatch(new RegExp(`^1 of 2 etcd ${pinned.etcd}: built in \\d+ s$`));
-    expect(lines[3]).toBe(`2 of 2 registry ${pinned.distribution}: building registry, about 1 min (${note})`);
+    expect(lines[3]).toMatch(
+      new RegExp(
+        `^2 of 2 registry ${pinned.distribution}: building registry, about 1 min \\(${note}\\); ` +
+          '\\d+ s so far, about 1 min to go$',
+      ),
+    );
     expect(lines[4]).toMatch(new RegExp(`^2 of 2 registry ${pinned.distribution}: built in \\d+ s$`));
     expect(lines[5]).toMatch(new RegExp(`^built etcd registry in \\d+ s; binaries in ${bin}$`));
     expect(lines).toHaveLength(6);
@@ -223,7 +249,9 @@ describe('hack/build-binaries.sh', () => {
     expect(first.lines[1]).toBe(
       `1 of 2 registry ${pinned.distribution}: building registry, about 2 min (its last build here took 2 min 5 s)`,
     );
-    expect(first.lines[3]).toMatch(/: building crane, about 5 s \(none measured here yet;/);
+    expect(first.lines[3]).toMatch(
+      /: building crane, about 5 s \(none measured here yet;.*\); \d+ s so far, about 5 s to go$/,
+    );
     rmSync(path.join(bin, `registry-${pinned.distribution}`), { recursive: true });
     const second = run(['registry', 'crane']);
     expect(second.lines[0]).toMatch(/^to build: registry \(1 of 2 components, about \d+ s in all\)/);
@@ -272,6 +300,24 @@ describe('hack/build-binaries.sh', () => {
     );
     expect(lines.some((line) => line.includes('To ignore the vendor directory'))).toBe(true);
     expect(readFileSync(path.join(bin, 'build.log'), 'utf8')).toContain('inconsistent vendoring');
+  });
+
+  it('links opm to a containers policy of its own, beside it, and links an opm built without one again', () => {
+    const opmDir = path.join(bin, `opm-${pinned.operatorRegistry}`);
+    mkdirSync(opmDir, { recursive: true });
+    writeFileSync(path.join(opmDir, 'opm'), '#!/bin/sh\n', { mode: 0o755 });
+    const { status, lines } = run(['opm']);
+    expect(status).toBe(0);
+    expect(lines[0]).toMatch(/^to build: opm \(1 of 1 components/);
+    expect(readFileSync(path.join(bin, 'build.log'), 'utf8')).toContain(
+      `-X 'go.podman.io/image/v5/signature.systemDefaultPolicyPath=${opmDir}/policy.json'`,
+    );
+    // Only the registries' (docker) transport, which is all opm pulls from; anything else is refused.
+    expect(JSON.parse(readFileSync(path.join(opmDir, 'policy.json'), 'utf8'))).toEqual({
+      default: [{ type: 'reject' }],
+      transports: { docker: { '': [{ type: 'insecureAcceptAnything' }] } },
+    });
+    expect(run(['opm']).lines).toEqual([`all cached in ${bin}: opm ${pinned.operatorRegistry}`]);
   });
 
   it('ensureBinaries names the log in its error', async () => {

@@ -29,6 +29,12 @@ export interface ComponentVersions {
   readonly operatorFrameworkApi: string;
   /** github.com/operator-framework/operator-lifecycle-manager (OLM's olm and catalog operators). */
   readonly olm: string;
+  /** github.com/containerd/containerd/v2 (a real node's container runtime). */
+  readonly containerd: string;
+  /** github.com/containernetworking/plugins (a real node's pod network). */
+  readonly cniPlugins: string;
+  /** github.com/cert-manager/cert-manager (hack/cert-manager, for the OLM v1 tests). */
+  readonly certManager: string;
 }
 
 export type BinaryName =
@@ -45,7 +51,17 @@ export type BinaryName =
   | 'opm'
   | 'olm-validate'
   | 'olm'
-  | 'catalog';
+  | 'catalog'
+  | 'kubelet'
+  | 'kube-proxy'
+  | 'containerd'
+  | 'containerd-shim-runc-v2'
+  | 'ctr'
+  | 'pause'
+  | 'cni-bridge'
+  | 'cni-loopback'
+  | 'cni-host-local'
+  | 'cert-manager';
 
 /** hack/build-binaries.sh selectors: each builds the binaries of one Go tools module. */
 export type BuildComponent =
@@ -58,7 +74,10 @@ export type BuildComponent =
   | 'kube-rbac-proxy'
   | 'opm'
   | 'olm-validate'
-  | 'olm';
+  | 'olm'
+  | 'containerd'
+  | 'cni-plugins'
+  | 'cert-manager';
 
 const COMPONENT_OF: Readonly<Record<BinaryName, BuildComponent>> = {
   etcd: 'etcd',
@@ -75,6 +94,16 @@ const COMPONENT_OF: Readonly<Record<BinaryName, BuildComponent>> = {
   'olm-validate': 'olm-validate',
   olm: 'olm',
   catalog: 'olm',
+  kubelet: 'kubernetes',
+  'kube-proxy': 'kubernetes',
+  containerd: 'containerd',
+  'containerd-shim-runc-v2': 'containerd',
+  ctr: 'containerd',
+  pause: 'containerd',
+  'cni-bridge': 'cni-plugins',
+  'cni-loopback': 'cni-plugins',
+  'cni-host-local': 'cni-plugins',
+  'cert-manager': 'cert-manager',
 };
 
 /** What `tessera dev up` / `npm start` run: the control plane and the local registry. */
@@ -100,16 +129,36 @@ export const ALERTS_TEST_BINARIES: readonly BinaryName[] = ['prometheus', 'kube-
 /** The operator framework's tools: bundle and catalog validation (opm, olm-validate); built on first use. */
 export const OPERATOR_FRAMEWORK_BINARIES: readonly BinaryName[] = ['opm', 'olm-validate'];
 
+/** A real node (`tessera dev up --real-nodes`): kubelet, kube-proxy, containerd and the CNI plugins. */
+export const REAL_NODE_BINARIES: readonly BinaryName[] = [
+  'kubelet',
+  'kube-proxy',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
+  'pause',
+  'cni-bridge',
+  'cni-loopback',
+  'cni-host-local',
+];
+
+/** cert-manager (its control loops and CA injector in one command), for the OLM v1 tests; built on first use. */
+export const CERT_MANAGER_TEST_BINARIES: readonly BinaryName[] = ['cert-manager'];
+
 /** OLM's operators and opm (serves catalogs), for the OLM install tests; built on first use. */
 export const OLM_TEST_BINARIES: readonly BinaryName[] = ['olm', 'catalog', 'opm'];
 
 /**
  * Paths of the binaries, plus kwok's default stage files and OLM's CRDs of the same release (both copied from the
- * modules beside the binaries by the build script).
+ * modules beside the binaries by the build script), and opm's own containers signature policy (which that opm reads
+ * instead of /etc/containers/policy.json).
  */
 export type BinaryPaths = Readonly<Record<BinaryName, string>> & {
   readonly kwokStages: readonly string[];
   readonly olmCrds: readonly string[];
+  readonly opmPolicy: string;
+  /** cert-manager's CRDs (deploy/crds of its module). */
+  readonly certManagerCrds: readonly string[];
 };
 
 /** OLM's CRDs (deploy/chart/crds of its module), in the order its chart applies them. */
@@ -122,6 +171,16 @@ export const OLM_CRD_FILES = [
   '0000_50_olm_00-operatorgroups.crd.yaml',
   '0000_50_olm_00-operators.crd.yaml',
   '0000_50_olm_00-subscriptions.crd.yaml',
+] as const;
+
+/** cert-manager's CRDs (deploy/crds of its module). */
+export const CERT_MANAGER_CRD_FILES = [
+  'acme.cert-manager.io_challenges.yaml',
+  'acme.cert-manager.io_orders.yaml',
+  'cert-manager.io_certificaterequests.yaml',
+  'cert-manager.io_certificates.yaml',
+  'cert-manager.io_clusterissuers.yaml',
+  'cert-manager.io_issuers.yaml',
 ] as const;
 
 export const KWOK_STAGE_FILES = [
@@ -158,6 +217,9 @@ export function parseVersionsEnv(text: string): ComponentVersions {
     operatorRegistry: get('OPERATOR_REGISTRY_VERSION'),
     operatorFrameworkApi: get('OPERATOR_FRAMEWORK_API_VERSION'),
     olm: get('OLM_VERSION'),
+    containerd: get('CONTAINERD_VERSION'),
+    cniPlugins: get('CNI_PLUGINS_VERSION'),
+    certManager: get('CERT_MANAGER_VERSION'),
   };
 }
 
@@ -178,6 +240,9 @@ export function binaryPaths(
   const bin = path.join(cache, 'bin');
   const k8s = path.join(bin, `kubernetes-${versions.kubernetes}`);
   const olm = path.join(bin, `olm-${versions.olm}`);
+  const containerd = path.join(bin, `containerd-${versions.containerd}`);
+  const cni = path.join(bin, `cni-plugins-${versions.cniPlugins}`);
+  const certManager = path.join(bin, `cert-manager-${versions.certManager}`);
   return {
     etcd: path.join(bin, `etcd-${versions.etcd}`, 'etcd'),
     'kube-apiserver': path.join(k8s, 'kube-apiserver'),
@@ -193,12 +258,27 @@ export function binaryPaths(
     'olm-validate': path.join(bin, `olm-validate-${versions.operatorFrameworkApi}`, 'olm-validate'),
     olm: path.join(olm, 'olm'),
     catalog: path.join(olm, 'catalog'),
+    kubelet: path.join(k8s, 'kubelet'),
+    'kube-proxy': path.join(k8s, 'kube-proxy'),
+    containerd: path.join(containerd, 'containerd'),
+    'containerd-shim-runc-v2': path.join(containerd, 'containerd-shim-runc-v2'),
+    ctr: path.join(containerd, 'ctr'),
+    pause: path.join(containerd, 'pause'),
+    'cni-bridge': path.join(cni, 'bridge'),
+    'cni-loopback': path.join(cni, 'loopback'),
+    'cni-host-local': path.join(cni, 'host-local'),
+    'cert-manager': path.join(certManager, 'cert-manager'),
     kwokStages: KWOK_STAGE_FILES.map((f) => path.join(bin, `kwok-${versions.kwok}`, 'stages', f)),
     olmCrds: OLM_CRD_FILES.map((f) => path.join(olm, 'crds', f)),
+    opmPolicy: path.join(bin, `opm-${versions.operatorRegistry}`, 'policy.json'),
+    certManagerCrds: CERT_MANAGER_CRD_FILES.map((f) => path.join(certManager, 'crds', f)),
   };
 }
 
-/** The binaries among `names` (and kwok's stage files, with kwok; OLM's CRDs, with olm) that are not there yet. */
+/**
+ * The binaries among `names` (and kwok's stage files, with kwok; OLM's CRDs, with olm; opm's policy, with opm: an
+ * opm built without one reads /etc/containers/policy.json) that are not there yet.
+ */
 export function missingBinaries(
   names: readonly BinaryName[] = DEV_CLUSTER_BINARIES,
   paths: BinaryPaths = binaryPaths(),
@@ -218,9 +298,18 @@ export function missingBinaries(
     if (stages.length > 0 && !missing.includes('kwok')) missing.push('kwok');
     files.push(...stages);
   }
+  if (names.includes('opm') && !usable(paths.opmPolicy, constants.R_OK)) {
+    if (!missing.includes('opm')) missing.push('opm');
+    files.push(paths.opmPolicy);
+  }
   if (names.includes('olm')) {
     const crds = paths.olmCrds.filter((file) => !usable(file, constants.R_OK));
     if (crds.length > 0 && !missing.includes('olm')) missing.push('olm');
+    files.push(...crds);
+  }
+  if (names.includes('cert-manager')) {
+    const crds = paths.certManagerCrds.filter((file) => !usable(file, constants.R_OK));
+    if (crds.length > 0 && !missing.includes('cert-manager')) missing.push('cert-manager');
     files.push(...crds);
   }
   return { names: missing, files };

@@ -1,7 +1,7 @@
 // `tessera dev up|down|status|env`: the local control plane (`dev simulate-update` is the demo's, src/demo/cli.ts). Only commander is imported here; the
 // implementation loads when a command runs.
 import type { Command } from 'commander';
-import { parseCount } from '../cli/flags.js';
+import { parseCount, parsePositiveCount } from '../cli/flags.js';
 
 const DEFAULT_NAME = 'tessera';
 
@@ -20,7 +20,12 @@ export function registerDevCommands(program: Command): Command {
       'fake worker nodes per architecture (amd64, arm64, ppc64le, s390x) (default: 2)',
       parseCount,
     )
-    .action(async (opts: { name: string; workersPerArch?: number }) => {
+    .option(
+      '--real-nodes [n]',
+      "also start n real kubelet nodes of this machine's architecture, running containers (root only; default n: 1)",
+      parsePositiveCount,
+    )
+    .action(async (opts: { name: string; workersPerArch?: number; realNodes?: number | true }) => {
       const { devUp } = await import('./commands.js');
       await devUp(opts);
     });

@@ -11,7 +11,10 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { egressSelectorConfiguration } from './service-router.js';
 import {
+  binaryPaths,
+  DEV_CLUSTER_BINARIES,
   ensureBinaries,
+  REAL_NODE_BINARIES,
   requireBinaries,
   readComponentVersions,
   type BinaryPaths,
@@ -26,7 +29,19 @@ import {
   KWOK_NODE_ANNOTATION_VALUE,
   type FakeNodeSpec,
 } from './nodes.js';
-import { createCertificateAuthority, generateSigningKeyPair } from '../runtime/index.js';
+import {
+  createCertificateAuthority,
+  generateSigningKeyPair,
+  loadCertificateAuthority,
+} from '../runtime/index.js';
+import {
+  createNodeNetwork,
+  prepareRealNodeNetworks,
+  realNodeSupportProblem,
+  startRealNodes,
+  stopRealNodes,
+  type RealNodesState,
+} from './real-nodes.js';
 import {
   freePort,
   isRunning,
@@ -70,6 +85,12 @@ export interface DevClusterOptions {
    * calls fail, as nothing runs in kwok's pods). The router must be running while the cluster is.
    */
   readonly serviceRouterSocket?: string;
+  /**
+   * Real kubelet nodes to start beside the fake ones (./real-nodes.ts; root only). With any, kube-apiserver listens
+   * on the host's end of the first node's link instead of 127.0.0.1, so the nodes and their pods reach it (also
+   * through the `kubernetes` Service). Default: 0.
+   */
+  readonly realNodes?: number;
 }
 
 export interface DevClusterState {
@@ -82,6 +103,8 @@ export interface DevClusterState {
   readonly processes: Readonly<Partial<Record<ComponentName, ComponentProcess>>>;
   /** The local registry, when started with `registry: true`. */
   readonly registry?: LocalRegistryInfo;
+  /** The real nodes, when started with `realNodes`. */
+  readonly realNodes?: RealNodesState;
   readonly startedAt: string;
 }
 
@@ -154,6 +177,12 @@ export async function stopClusterByState(
   state: DevClusterState,
   options: { wipe?: boolean } = {},
 ): Promise<void> {
+  // Real nodes first: their kubelets would otherwise report to a vanishing API server; they restore the host. A
+  // problem there is reported after the control plane is stopped too.
+  let realNodeProblem: unknown;
+  if (state.realNodes) {
+    await stopRealNodes(state.realNodes, binaryPaths().ctr).catch((err: unknown) => (realNodeProblem = err));
+  }
   // Reverse start order: clients first, etcd last; the registry stands apart and goes first.
   const order: ComponentName[] = [
     'registry',
@@ -168,7 +197,11 @@ export async function stopClusterByState(
     if (proc) await stopProcess(proc);
   }
   if (options.wipe) rmSync(state.stateDir, { recursive: true, force: true });
-  else writeState(filesOf(state.stateDir), { ...state, processes: {} });
+  else {
+    const { realNodes: _stopped, ...rest } = state;
+    writeState(filesOf(state.stateDir), { ...rest, processes: {} });
+  }
+  if (realNodeProblem) throw realNodeProblem;
 }
 
 function writeState(files: Files, state: DevClusterState): void {
@@ -307,6 +340,8 @@ class ClusterStart {
   private readonly adminTls: ComponentTls;
   private readonly processes: Partial<Record<ComponentName, ComponentProcess>> = {};
   private registry: LocalRegistryInfo | undefined;
+  /** Where kube-apiserver listens: 127.0.0.1, or with real nodes the host's end of the first node's link. */
+  private readonly apiAddress: string;
 
   private constructor(
     private readonly options: DevClusterOptions,
@@ -315,10 +350,12 @@ class ClusterStart {
     private readonly files: Files,
     private readonly pki: Pki,
     private readonly ports: ClusterPorts,
+    private realNodes: RealNodesState | undefined,
   ) {
     this.log = options.log ?? ((): void => undefined);
     this.timeoutMs = options.startTimeoutMs ?? 60_000;
-    this.server = `https://127.0.0.1:${ports.apiserver}`;
+    this.apiAddress = realNodes?.nodes[0]?.addresses.hostIp ?? '127.0.0.1';
+    this.server = `https://${this.apiAddress}:${ports.apiserver}`;
     this.adminTls = {
       ca: pki.caPem,
       cert: readFileSync(pki.file('admin.crt'), 'utf8'),
@@ -328,7 +365,13 @@ class ClusterStart {
 
   /** Checks the cluster is not running, creates its directories and PKI, and picks free ports. */
   static async prepare(options: DevClusterOptions): Promise<ClusterStart> {
-    const binaries = options.buildMissingBinaries ? await ensureBinaries() : requireBinaries();
+    const realNodeCount = options.realNodes ?? 0;
+    const unsupported = realNodeCount > 0 ? realNodeSupportProblem() : undefined;
+    if (unsupported) throw new DevClusterError('TESSERA_DEVCLUSTER_REAL_NODES_UNSUPPORTED', unsupported);
+    const names = realNodeCount > 0 ? [...DEV_CLUSTER_BINARIES, ...REAL_NODE_BINARIES] : DEV_CLUSTER_BINARIES;
+    const binaries = options.buildMissingBinaries
+      ? await ensureBinaries(names)
+      : requireBinaries(binaryPaths(), names);
     const versions = readComponentVersions();
     const stateRoot = options.stateRoot ?? defaultStateRoot();
     const files = filesOf(path.join(stateRoot, options.name));
@@ -339,9 +382,23 @@ class ClusterStart {
         `cluster "${options.name}" is already running (${previous.server}); stop it with \`tessera dev down --name ${options.name}\``,
       );
     }
+    // A cluster that was not stopped cleanly may have left real nodes behind: clean up before reusing its state.
+    if (previous?.realNodes) await stopRealNodes(previous.realNodes, binaries.ctr);
     for (const dir of [files.dir, files.logs, files.etcdData])
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     const pki = await ensurePki(files);
+    const realNodes =
+      realNodeCount > 0
+        ? await prepareRealNodeNetworks(
+            {
+              clusterName: options.name,
+              stateDir: files.dir,
+              count: realNodeCount,
+              serviceCidr: SERVICE_CIDR,
+            },
+            previous?.realNodes,
+          )
+        : undefined;
     const ports: ClusterPorts = {
       etcdClient: await freePort(),
       etcdPeer: await freePort(),
@@ -350,11 +407,12 @@ class ClusterStart {
       scheduler: await freePort(),
       kwok: await freePort(),
     };
-    return new ClusterStart(options, binaries, versions, files, pki, ports);
+    return new ClusterStart(options, binaries, versions, files, pki, ports, realNodes);
   }
 
   async run(): Promise<DevCluster> {
     try {
+      if (this.realNodes) await this.createRealNodeNetworks(this.realNodes);
       this.log(`starting etcd ${this.versions.etcd}`);
       await this.startEtcd();
       this.log(`starting kube-apiserver ${this.versions.kubernetes}`);
@@ -364,6 +422,30 @@ class ClusterStart {
       this.writeState();
       const cluster = handle(this.snapshot(), this, this.processes, this.files);
       await this.createFirstObjects(cluster);
+      if (this.realNodes) {
+        this.realNodes = await startRealNodes(
+          this.realNodes,
+          {
+            clusterName: this.options.name,
+            stateDir: this.files.dir,
+            server: this.server,
+            caFile: this.pki.caFile,
+            caKeyFile: this.pki.caKeyFile,
+            serviceCidr: SERVICE_CIDR,
+            ...(this.registry ? { registry: this.registry } : {}),
+            binaries: this.binaries,
+            kubernetesVersion: this.versions.kubernetes,
+            timeoutMs: this.timeoutMs,
+            log: this.log,
+          },
+          () => cluster.kubeConfig(),
+          (state) => {
+            this.realNodes = state;
+            this.writeState();
+          },
+        );
+        return handle(this.snapshot(), this, this.processes, this.files);
+      }
       return cluster;
     } catch (err) {
       await stopClusterByState({ ...this.snapshot(), processes: this.processes }, {});
@@ -381,12 +463,33 @@ class ClusterStart {
       ports: this.ports,
       processes: { ...this.processes },
       ...(this.registry ? { registry: this.registry } : {}),
+      ...(this.realNodes ? { realNodes: this.realNodes } : {}),
       startedAt: new Date().toISOString(),
     };
   }
 
   private writeState(): void {
     writeState(this.files, this.snapshot());
+  }
+
+  /**
+   * Each node's network namespace and link, recorded first so a failure cleans them up; and a serving certificate
+   * for the address kube-apiserver then listens on.
+   */
+  private async createRealNodeNetworks(realNodes: RealNodesState): Promise<void> {
+    this.writeState();
+    for (const [index, node] of realNodes.nodes.entries()) {
+      await createNodeNetwork(node, index === 0, SERVICE_CIDR);
+    }
+    const ca = await loadCertificateAuthority(this.pki.caPem, readFileSync(this.pki.caKeyFile, 'utf8'));
+    const serving = await ca.issue({
+      commonName: 'kube-apiserver',
+      usage: 'server',
+      dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+      ipAddresses: ['127.0.0.1', SERVICE_IP, this.apiAddress],
+    });
+    writeFileSync(this.pki.file('apiserver-real-nodes.crt'), serving.certPem, { mode: 0o644 });
+    writeFileSync(this.pki.file('apiserver-real-nodes.key'), serving.keyPem, { mode: 0o600 });
   }
 
   private logFile(name: string): string {
@@ -442,7 +545,13 @@ class ClusterStart {
     const proc = spawnComponent({
       name: 'kube-apiserver',
       binary: this.binaries['kube-apiserver'],
-      args: apiServerArgs(this.ports, this.pki, this.files, this.options.serviceRouterSocket),
+      args: apiServerArgs(
+        this.ports,
+        this.pki,
+        this.files,
+        this.options.serviceRouterSocket,
+        this.realNodes ? this.apiAddress : undefined,
+      ),
       logFile: this.logFile('kube-apiserver'),
     });
     this.processes['kube-apiserver'] = proc;
@@ -608,23 +717,43 @@ function kwokArgs(kubeconfig: string, ports: ClusterPorts, stages: readonly stri
   ];
 }
 
-function apiServerArgs(ports: ClusterPorts, pki: Pki, files: Files, serviceRouterSocket?: string): string[] {
+function apiServerArgs(
+  ports: ClusterPorts,
+  pki: Pki,
+  files: Files,
+  serviceRouterSocket?: string,
+  realNodeAddress?: string,
+): string[] {
   const egress: string[] = [];
   if (serviceRouterSocket) {
     const file = path.join(files.dir, 'egress-selector.yaml');
     writeFileSync(file, egressSelectorConfiguration(serviceRouterSocket));
     egress.push(`--egress-selector-config-file=${file}`);
   }
+  // With real nodes: listen where the nodes and their pods reach it, publish that address as the `kubernetes`
+  // Service's endpoint (kube-proxy routes 10.96.0.1 there), and dial kubelets by their InternalIP.
+  const listen = realNodeAddress
+    ? [
+        `--bind-address=${realNodeAddress}`,
+        `--advertise-address=${realNodeAddress}`,
+        '--endpoint-reconciler-type=lease',
+        '--kubelet-preferred-address-types=InternalIP,Hostname',
+        `--tls-cert-file=${pki.file('apiserver-real-nodes.crt')}`,
+        `--tls-private-key-file=${pki.file('apiserver-real-nodes.key')}`,
+      ]
+    : [
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        // The default reconciler refuses a loopback advertise address; in-cluster clients are not used here.
+        '--endpoint-reconciler-type=none',
+        `--tls-cert-file=${pki.file('apiserver.crt')}`,
+        `--tls-private-key-file=${pki.file('apiserver.key')}`,
+      ];
   return [
     ...egress,
     `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
-    // The default reconciler refuses a loopback advertise address; in-cluster clients are not used here.
-    '--endpoint-reconciler-type=none',
+    ...listen,
     `--secure-port=${ports.apiserver}`,
-    `--tls-cert-file=${pki.file('apiserver.crt')}`,
-    `--tls-private-key-file=${pki.file('apiserver.key')}`,
     `--client-ca-file=${pki.caFile}`,
     `--kubelet-client-certificate=${pki.file('apiserver-kubelet-client.crt')}`,
     `--kubelet-client-key=${pki.file('apiserver-kubelet-client.key')}`,

@@ -12,12 +12,20 @@ import {
   defaultStateRoot,
 } from './cluster.js';
 import { isRunning } from './processes.js';
+import { describeRealNodes } from './real-nodes.js';
 
 const out = (line: string): void => void process.stdout.write(line + '\n');
 const progress = (line: string): void => void process.stderr.write(`[dev] ${line}\n`);
 
-/** `workersPerArch` is --workers-per-arch, checked by its parser; undefined: defaultNodeSpecs' default. */
-export async function devUp(opts: { name: string; workersPerArch?: number }): Promise<void> {
+/**
+ * `workersPerArch` is --workers-per-arch, checked by its parser; undefined: defaultNodeSpecs' default. `realNodes`
+ * is --real-nodes (true: given without a count, so one).
+ */
+export async function devUp(opts: {
+  name: string;
+  workersPerArch?: number;
+  realNodes?: number | true;
+}): Promise<void> {
   const existing = readClusterState(opts.name);
   if (existing && isClusterRunning(existing)) {
     out(`cluster "${opts.name}" is already running at ${existing.server}`);
@@ -32,12 +40,16 @@ export async function devUp(opts: { name: string; workersPerArch?: number }): Pr
     log: progress,
     buildMissingBinaries: true,
     registry: true,
+    realNodes: opts.realNodes === true ? 1 : (opts.realNodes ?? 0),
   });
   out(
     `cluster "${cluster.name}" is up at ${cluster.server} (Kubernetes ${cluster.kubernetesVersion}) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
   out(`state and logs: ${cluster.stateDir}`);
   if (cluster.registry) printRegistry(cluster.registry);
+  for (const node of cluster.realNodes?.nodes ?? []) {
+    out(`real node: ${node.name} (${node.addresses.nodeIp}; logs in ${node.dir}/logs)`);
+  }
   printUsage(opts.name, cluster.kubeconfigPath);
 }
 
@@ -84,6 +96,7 @@ export async function devStatus(opts: { name: string }): Promise<number> {
       `  ${name.padEnd(24)} pid ${String(proc.pid).padEnd(8)} ${isRunning(proc) ? 'running' : 'exited'}  log ${proc.logFile}`,
     );
   }
+  if (state.realNodes) for (const line of describeRealNodes(state.realNodes)) out(line);
   return running ? 0 : 1;
 }
 

@@ -24,6 +24,8 @@ export interface SpawnOptions {
   readonly args: readonly string[];
   readonly logFile: string;
   readonly cwd?: string;
+  /** Variables to set besides this process's environment. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export function spawnComponent(options: SpawnOptions): ComponentProcess {
@@ -33,7 +35,7 @@ export function spawnComponent(options: SpawnOptions): ComponentProcess {
       cwd: options.cwd,
       detached: true,
       stdio: ['ignore', out, out],
-      env: { ...process.env, KUBECONFIG: '' },
+      env: { ...process.env, KUBECONFIG: '', ...options.env },
     });
     // Without a listener a failed exec (ENOENT, EACCES) would surface later as an unhandled 'error' event.
     child.on('error', () => undefined);
