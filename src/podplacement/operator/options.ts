@@ -14,9 +14,10 @@ export type WebhookTlsMode =
   /** OpenShift's service CA: certificate files mounted from the serving-cert Secret, caBundle injected. */
   | { readonly mode: 'service-ca'; readonly certFile: string; readonly keyFile: string }
   /**
-   * OLM: the webhook Deployment serves the certificate OLM mounts (from the Secret named by `caSecretName`, which
-   * also holds OLM's CA) and OLM registers the validating and conversion webhooks of the CSV itself; the controller
-   * reads the CA from that Secret for the gating webhook, the one configuration it still owns.
+   * OLM: the webhook Deployment serves the certificate OLM mounts (from the Secret named by `caSecretName`) and OLM
+   * registers the validating and conversion webhooks of the CSV itself; for the gating webhook, the one
+   * configuration the controller still owns, it takes the CA of the provider that issued that Secret (OLM v0's
+   * olmCAKey, cert-manager's ca.crt, or the service CA's injection under OLM v1: olm-ca.ts).
    */
   | {
       readonly mode: 'olm';

@@ -3,8 +3,9 @@
 // webhook-only half waits for and adopts it (startupStep(), before anything serves or publishes); each renewal
 // is written to the files the server watches and then fired on `renewals` (whose subscribers re-publish
 // caBundle). Service CA: OpenShift mounts and rotates the files and injects caBundle, so there is nothing to do at
-// run time. OLM: OLM mounts and rotates the files; the controller copies OLM's CA into the gating webhook it
-// owns, re-reading it in case OLM re-issued it.
+// run time. OLM: OLM (v0, or v1 with cert-manager or the service CA) mounts and rotates the files; the controller
+// gives the gating webhook it owns the CA of whichever provider issued them (olm-ca.ts), re-reading it in case the
+// provider re-issued it.
 import os from 'node:os';
 import path from 'node:path';
 import {
@@ -123,6 +124,8 @@ export class WebhookTlsSource implements Runnable {
         clock: this.o.clock,
       });
       if (loaded === undefined) signal?.throwIfAborted();
+      else
+        this.o.logger.info({ provider: olmCa.certificateProvider() }, 'webhook certificate provider found');
       return;
     }
     const tls = this.selfManaged;
@@ -151,7 +154,7 @@ export class WebhookTlsSource implements Runnable {
 
   /** What the webhook configurations and the CRD's conversion webhook must trust now. */
   trust(): WebhookTlsTrust {
-    if (this.o.mode.mode === 'olm') return { caBundlePem: this.olmCa?.pem() };
+    if (this.o.mode.mode === 'olm') return this.olmCa?.trust() ?? {};
     if (!this.selfManaged) return { serviceCaInjection: true };
     return { caBundlePem: this.selfManaged.certificate()?.caBundlePem };
   }
@@ -221,7 +224,10 @@ export class WebhookTlsSource implements Runnable {
         const changed = await olmCa.load(signal);
         if (changed || olmCa.overlapEnded()) this.renewed.fire();
       } catch (err) {
-        this.o.logger.error({ err }, "could not re-read OLM's webhook CA; keeping the one held");
+        this.o.logger.error(
+          { err },
+          "could not re-read the CA of OLM's webhook certificate; keeping the one held",
+        );
       }
     }
   }
