@@ -1,5 +1,5 @@
 // The part of the runtime's public surface that loads no third-party module (no Kubernetes client, pino or
-// prom-client): errors, JSON shape checks, label selectors and status conditions. For code on a command's start-up path, such as the error classes of
+// prom-client): errors, JSON shape checks, label selectors, status conditions, the TypeBox-to-CRD schema converter. For code on a command's start-up path, such as the error classes of
 // each area and `tessera image inspect`, which must start nearly as fast as `node -e 0`. index.ts exports the same
 // names; everything else is imported from index.ts.
 export {
@@ -22,6 +22,15 @@ export {
   type RuntimeErrorCode,
 } from './errors.js';
 export { isRecord } from './json.js';
+export {
+  CrdSchemaError,
+  toCrdJson,
+  toStructuralSchema,
+  type CrdJson,
+  type CrdJsonObject,
+  type CrdKeyOrder,
+  type StructuralSchemaOptions,
+} from './crd-schema.js';
 export {
   JsonShapeScanner,
   checkJsonShape,

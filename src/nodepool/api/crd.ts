@@ -3,6 +3,7 @@
 // (`npm run generate:check` and crd.test.ts fail when a file is stale; `npm run generate` rewrites it).
 import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
+import { toStructuralSchema, type CrdJsonObject, type StructuralSchemaOptions } from '../../runtime/light.js';
 import {
   HostedControlPlaneSchema,
   NodePoolSchema,
@@ -44,16 +45,12 @@ interface CrdSource {
   readonly printerColumns?: readonly PrinterColumn[];
 }
 
-type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-
-/** The schema as plain JSON: drops TypeBox's symbol-keyed metadata, keeps every keyword (including x-kubernetes-*). */
-function plainSchema(schema: TSchema): { [key: string]: JsonValue } {
-  return JSON.parse(JSON.stringify(schema)) as { [key: string]: JsonValue };
-}
+/** Keys in the order types.ts declares them, the form these development CRDs have had since their first version. */
+const SCHEMA_OPTIONS: StructuralSchemaOptions = { keyOrder: 'declared' };
 
 /** The API server owns metadata: a CRD may only say it is an object. */
-function withOpaqueMetadata(schema: TSchema): { [key: string]: JsonValue } {
-  const plain = plainSchema(schema);
+function withOpaqueMetadata(schema: TSchema): CrdJsonObject {
+  const plain = toStructuralSchema(schema, SCHEMA_OPTIONS);
   const properties = plain.properties;
   if (properties && typeof properties === 'object' && !Array.isArray(properties)) {
     properties.metadata = { type: 'object' };
@@ -67,15 +64,15 @@ function withOpaqueMetadata(schema: TSchema): { [key: string]: JsonValue } {
   return plain;
 }
 
-function crdObject(src: CrdSource): { [key: string]: JsonValue } {
-  const names: { [key: string]: JsonValue } = {
+function crdObject(src: CrdSource): CrdJsonObject {
+  const names: CrdJsonObject = {
     kind: src.kind,
     listKind: `${src.kind}List`,
     plural: src.plural,
     singular: src.kind.toLowerCase(),
   };
   if (src.shortNames) names.shortNames = [...src.shortNames];
-  const version: { [key: string]: JsonValue } = {
+  const version: CrdJsonObject = {
     name: src.version,
     served: true,
     storage: true,
@@ -151,7 +148,7 @@ export interface RenderedCrd {
   readonly file: string;
   /** `<plural>.<group>` */
   readonly name: string;
-  readonly object: { [key: string]: JsonValue };
+  readonly object: CrdJsonObject;
   readonly yaml: string;
 }
 

@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CrdSchemaError, buildCrd, crdFileName, renderCrdYaml, toStructuralSchema } from './crd.js';
+import { buildCrd, crdFileName, renderCrdYaml } from './crd.js';
 import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from './schema.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -27,27 +26,6 @@ describe('CRD generation', () => {
       ['v1alpha1', true, false],
       ['v1beta1', true, true],
     ]);
-  });
-
-  it('turns literal unions into enums, records into additionalProperties, optional fields out of required', () => {
-    const schema = toStructuralSchema(
-      Type.Object({
-        mode: Type.Union([Type.Literal('a'), Type.Literal('b')], { default: 'a' }),
-        labels: Type.Optional(Type.Record(Type.String(), Type.String())),
-      }),
-    );
-    expect(schema).toEqual({
-      type: 'object',
-      properties: {
-        mode: { type: 'string', enum: ['a', 'b'], default: 'a' },
-        labels: { type: 'object', additionalProperties: { type: 'string' } },
-      },
-      required: ['mode'],
-    });
-  });
-
-  it('refuses unions that a structural schema cannot express', () => {
-    expect(() => toStructuralSchema(Type.Union([Type.String(), Type.Number()]))).toThrow(CrdSchemaError);
   });
 
   it('the PodPlacementConfig requires a spec with plugins', () => {

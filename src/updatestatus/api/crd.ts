@@ -1,33 +1,12 @@
 // Builds the UpdateStatus CustomResourceDefinition from the TypeBox schemas in schema.ts: a structural OpenAPI v3
-// schema (TypeBox bookkeeping removed, keys sorted so the YAML diffs cleanly) plus group, names, scope and the
+// schema (the runtime's toStructuralSchema, keys sorted so the YAML diffs cleanly) plus group, names, scope and the
 // status subresource. Pure; `npm run generate` (hack/generate.ts) writes the result to deploy/crds/.
 import { stringify } from 'yaml';
+import { toStructuralSchema, type CrdJson, type StructuralSchemaOptions } from '../../runtime/light.js';
 import { GROUP, KIND, PLURAL, UpdateStatusSchema, VERSION } from './schema.js';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** A JSON copy of a TypeBox schema without its symbol keys and TypeBox-only keywords, keys sorted. */
-export function toOpenApi(schema: unknown): Json {
-  if (Array.isArray(schema)) return schema.map((item) => toOpenApi(item));
-  if (typeof schema !== 'object' || schema === null) return schema as Json;
-  const out: { [key: string]: Json } = {};
-  for (const key of Object.keys(schema).sort()) {
-    if (key === '$id' || key === 'additionalProperties') continue;
-    const value = (schema as Record<string, unknown>)[key];
-    // `{type: object}` without properties is how a free-form metadata or an empty spec is declared.
-    if (
-      key === 'properties' &&
-      typeof value === 'object' &&
-      value !== null &&
-      Object.keys(value).length === 0
-    )
-      continue;
-    // TypeBox leaves `required: []` off for all-optional objects; keep it that way.
-    out[key] =
-      key === 'required' && Array.isArray(value) ? [...(value as string[])].sort() : toOpenApi(value);
-  }
-  return out;
-}
+/** Keys sorted at every level and no empty `properties`, the form this CRD has had since its first version. */
+const SCHEMA_OPTIONS: StructuralSchemaOptions = { keyOrder: 'alphabetical', omitEmptyProperties: true };
 
 export interface CustomResourceDefinition {
   apiVersion: 'apiextensions.k8s.io/v1';
@@ -42,7 +21,7 @@ export interface CustomResourceDefinition {
       served: boolean;
       storage: boolean;
       subresources: { status: Record<string, never> };
-      schema: { openAPIV3Schema: Json };
+      schema: { openAPIV3Schema: CrdJson };
     }[];
   };
 }
@@ -69,7 +48,7 @@ export function updateStatusCrd(): CustomResourceDefinition {
           served: true,
           storage: true,
           subresources: { status: {} },
-          schema: { openAPIV3Schema: toOpenApi(UpdateStatusSchema) },
+          schema: { openAPIV3Schema: toStructuralSchema(UpdateStatusSchema, SCHEMA_OPTIONS) },
         },
       ],
     },
