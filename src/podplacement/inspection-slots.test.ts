@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { InspectionSlots } from './inspection-slots.js';
+import {
+  DEFAULT_MAX_INSPECTIONS,
+  DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE,
+  DEFAULT_MAX_INSPECTIONS_PER_REGISTRY,
+  InspectionSlots,
+  inspectionSlotCaps,
+} from './inspection-slots.js';
+import { InvalidArgumentError } from '../runtime/index.js';
 import { FakeClock } from '../runtime/testing/index.js';
 
 function slots(caps: { total?: number; perNamespace?: number; perRegistry?: number } = {}) {
@@ -114,5 +121,16 @@ describe('InspectionSlots', () => {
     const got = t.s.tryAcquire('b/1', 'b', ['new.reg']);
     expect('release' in got).toBe(true); // the set-aside slot was given back, then taken afresh
     expect(t.s.inFlightTotal()).toBe(1);
+  });
+
+  it('fills in the default caps, keeps the ones given, and refuses a cap below 1 naming it', () => {
+    expect(inspectionSlotCaps()).toEqual({
+      maxInspections: DEFAULT_MAX_INSPECTIONS,
+      maxInspectionsPerNamespace: DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE,
+      maxInspectionsPerRegistry: DEFAULT_MAX_INSPECTIONS_PER_REGISTRY,
+    });
+    expect(inspectionSlotCaps({ maxInspectionsPerRegistry: 1 }).maxInspectionsPerRegistry).toBe(1);
+    expect(() => inspectionSlotCaps({ maxInspectionsPerNamespace: 0 })).toThrow(InvalidArgumentError);
+    expect(() => inspectionSlotCaps({ maxInspections: 2.5 })).toThrow(/maxInspections\b/);
   });
 });

@@ -8,7 +8,19 @@
 // allow, within one inspection deadline while fewer namespaces wait than there are slots in total, however many
 // pods, namespaces or registry names the others use. Not guaranteed: the order within a namespace beyond its
 // oldest SCAN_LIMIT waiting pods (later ones are reached as those go, or when they come back on their own).
+import { InvalidArgumentError } from '../runtime/index.js';
 import type { Clock } from '../runtime/index.js';
+
+/** Registry inspections in flight at once, all namespaces together: below the 8 default workers. */
+export const DEFAULT_MAX_INSPECTIONS = 6;
+/** Registry inspections in flight at once for the pods of one namespace. */
+export const DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE = 2;
+/** Registry inspections in flight at once naming one registry host. */
+export const DEFAULT_MAX_INSPECTIONS_PER_REGISTRY = 4;
+/** When a held-back pod is looked at again, in ms, if nothing wakes it: a safety net when a wake is wired. */
+export const HELD_BACK_RECHECK_MS = 2_000;
+/** When a held-back pod is looked at again, in ms, when nothing can wake it (it polls). */
+export const HELD_BACK_POLL_MS = 250;
 
 export interface InspectionSlotCaps {
   /** Registry inspections in flight at once, all namespaces together. */
@@ -17,6 +29,19 @@ export interface InspectionSlotCaps {
   maxInspectionsPerNamespace: number;
   /** Registry inspections in flight at once naming one registry host, all namespaces together. */
   maxInspectionsPerRegistry: number;
+}
+
+/** `given` caps with the defaults filled in; throws InvalidArgumentError naming a cap that is not an integer >= 1. */
+export function inspectionSlotCaps(given: Partial<InspectionSlotCaps> = {}): InspectionSlotCaps {
+  const caps: InspectionSlotCaps = {
+    maxInspections: given.maxInspections ?? DEFAULT_MAX_INSPECTIONS,
+    maxInspectionsPerNamespace: given.maxInspectionsPerNamespace ?? DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE,
+    maxInspectionsPerRegistry: given.maxInspectionsPerRegistry ?? DEFAULT_MAX_INSPECTIONS_PER_REGISTRY,
+  };
+  for (const [field, v] of Object.entries(caps))
+    if (!Number.isInteger(v) || v < 1)
+      throw new InvalidArgumentError(field, `must be an integer >= 1, got ${v}`);
+  return caps;
 }
 
 export interface InspectionSlotsOptions extends InspectionSlotCaps {

@@ -7,8 +7,10 @@
 // never waits for a busy tenant: registry inspections run under caps in total (below the worker count), per
 // namespace and per registry host (inspection-slots.ts); a pod over one goes back to the queue and is woken when a
 // slot is set aside for it, fairest namespace first, so any number of tenants with slow registries cannot occupy
-// every worker or starve another tenant. Reads pods only from the gated-pods cache given by the caller.
-import { InvalidArgumentError, isConflict, isNotFound, splitObjectKey } from '../runtime/index.js';
+// every worker or starve another tenant. Reads pods only from the gated-pods cache given by the caller. This file
+// keeps the reconcile flow; the state between reconciles lives in inspection-slots.ts (who may wait on registries,
+// and the held-back pods' wake line) and retry-schedule.ts (when a pod tries again, and its deadline budget).
+import { isConflict, isNotFound, splitObjectKey } from '../runtime/index.js';
 import type { Clock } from '../runtime/index.js';
 import type { Logger } from '../runtime/index.js';
 import type { ReconcileResult } from '../runtime/index.js';
@@ -32,7 +34,13 @@ import {
   type PlacementPlan,
   type PodMergePatch,
 } from './placement-plan.js';
-import { InspectionSlots } from './inspection-slots.js';
+import {
+  HELD_BACK_POLL_MS,
+  HELD_BACK_RECHECK_MS,
+  InspectionSlots,
+  inspectionSlotCaps,
+} from './inspection-slots.js';
+import { RetrySchedule } from './retry-schedule.js';
 import { hasSchedulingGate } from './pod-model.js';
 import type { Pod } from './pod-types.js';
 import type { PullSecretResolver } from './pull-secrets.js';
@@ -62,23 +70,30 @@ export interface PodReconcilerOptions {
   clock: Clock;
   logger: Logger;
   metrics?: PodPlacementMetrics;
-  /** Wait before the 2nd attempt, in ms; doubles per attempt. Default: 2,000. */
+  /** Wait before the 2nd attempt, in ms; doubles per attempt. Default: DEFAULT_RETRY_BASE_DELAY_MS (2,000). */
   retryBaseDelayMs?: number;
-  /** Longest wait between attempts, in ms. Default: 30,000. */
+  /** Longest wait between attempts, in ms. Default: DEFAULT_RETRY_MAX_DELAY_MS (30,000). */
   retryMaxDelayMs?: number;
   /**
    * Longest time a pod waits for its images' registries, in ms, over all its attempts; then it is ungated
-   * (fallback architecture if configured) with an event naming the registry that did not answer. Default: 15,000.
+   * (fallback architecture if configured) with an event naming the registry that did not answer. Default:
+   * DEFAULT_INSPECTION_DEADLINE_MS (15,000).
    */
   inspectionDeadlineMs?: number;
   /**
    * Pods inspected at once (waiting on registries), all namespaces together; keep it below the controller's
-   * workers so pods the cache answers always find a worker. Default: 6 (of 8 workers).
+   * workers so pods the cache answers always find a worker. Default: DEFAULT_MAX_INSPECTIONS (6, of 8 workers).
    */
   maxInspections?: number;
-  /** Pods of one namespace inspected at once; more wait in the queue, not in a worker. Default: 2. */
+  /**
+   * Pods of one namespace inspected at once; more wait in the queue, not in a worker. Default:
+   * DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE (2).
+   */
   maxInspectionsPerNamespace?: number;
-  /** Pods inspected at once per registry host named in their images, all namespaces together. Default: 4. */
+  /**
+   * Pods inspected at once per registry host named in their images, all namespaces together. Default:
+   * DEFAULT_MAX_INSPECTIONS_PER_REGISTRY (4).
+   */
   maxInspectionsPerRegistry?: number;
   /**
    * Puts a pod key back on the work queue at once; the reconciler calls it when a slot frees for a pod it held
@@ -87,7 +102,7 @@ export interface PodReconcilerOptions {
   wake?: (key: string) => void;
   /**
    * Delay before a pod held back by those caps is looked at again, in ms (a safety net when `wake` is given).
-   * Default: 2,000 with `wake`, else 250.
+   * Default: HELD_BACK_RECHECK_MS (2,000) with `wake`, else HELD_BACK_POLL_MS (250).
    */
   saturatedRequeueMs?: number;
   /** Told about every applied plan (for tests, the bench and `npm start`'s summary). */
@@ -107,7 +122,8 @@ export interface InspectionRecorder {
   endInspection(key: string): void;
 }
 
-export const DEFAULT_INSPECTION_DEADLINE_MS = 15_000;
+// Re-exported for the callers that know it from here (the wiring, the bench).
+export { DEFAULT_INSPECTION_DEADLINE_MS } from './retry-schedule.js';
 
 /** One image of a pod to inspect (imagesToInspect). */
 type ImageToInspect = ReturnType<typeof imagesToInspect>[number];
@@ -134,61 +150,34 @@ export function registryHostsOf(
 }
 
 export class PodReconciler {
-  /** Earliest time (clock ms) of the next attempt for pods whose last inspection failed. */
-  private readonly notBefore = new Map<string, number>();
-  /** Time (ms) each still-gated pod (by key, for its uid) has spent waiting on registries over its attempts. */
-  private readonly waitedMs = new Map<string, { uid: string; ms: number }>();
-  private readonly baseDelay: number;
-  private readonly maxDelay: number;
-  private readonly deadlineMs: number;
+  /** When each pod whose inspection failed tries again, and each pod's registry wait so far. */
+  private readonly schedule: RetrySchedule;
   private readonly saturatedRequeueMs: number;
   /** Registry inspections in flight (in total, per namespace, per host) and the pods waiting for one. */
   private readonly slots: InspectionSlots;
 
   constructor(private readonly o: PodReconcilerOptions) {
-    this.baseDelay = o.retryBaseDelayMs ?? 2_000;
-    this.maxDelay = o.retryMaxDelayMs ?? 30_000;
-    this.deadlineMs = o.inspectionDeadlineMs ?? DEFAULT_INSPECTION_DEADLINE_MS;
-    this.saturatedRequeueMs = o.saturatedRequeueMs ?? (o.wake ? 2_000 : 250);
-    const total = o.maxInspections ?? 6;
-    const perNamespace = o.maxInspectionsPerNamespace ?? 2;
-    const perRegistry = o.maxInspectionsPerRegistry ?? 4;
-    for (const [field, v] of [
-      ['inspectionDeadlineMs', this.deadlineMs],
-      ['maxInspections', total],
-      ['maxInspectionsPerNamespace', perNamespace],
-      ['maxInspectionsPerRegistry', perRegistry],
-    ] as const) {
-      if (!Number.isInteger(v) || v < 1)
-        throw new InvalidArgumentError(field, `must be an integer >= 1, got ${v}`);
-    }
+    this.schedule = new RetrySchedule(o);
+    this.saturatedRequeueMs = o.saturatedRequeueMs ?? (o.wake ? HELD_BACK_RECHECK_MS : HELD_BACK_POLL_MS);
     this.slots = new InspectionSlots({
-      maxInspections: total,
-      maxInspectionsPerNamespace: perNamespace,
-      maxInspectionsPerRegistry: perRegistry,
+      ...inspectionSlotCaps(o),
       clock: o.clock,
       wake: o.wake,
       // A woken pod normally comes back within milliseconds; one that does not (its queue stopped) loses its turn.
-      reservationTtlMs: Math.max(this.saturatedRequeueMs, this.deadlineMs),
+      reservationTtlMs: Math.max(this.saturatedRequeueMs, this.schedule.deadlineMs),
     });
-  }
-
-  /** Delay after the `failures`-th failed attempt. */
-  retryDelayMs(failures: number): number {
-    return Math.min(this.maxDelay, this.baseDelay * 2 ** Math.max(0, failures - 1));
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     const started = this.o.clock.now();
     const pod = this.o.getPod(key);
     if (!pod || !hasSchedulingGate(pod)) {
-      this.notBefore.delete(key);
-      this.waitedMs.delete(key);
+      this.schedule.forget(key);
       this.slots.forget(key, splitObjectKey(key).namespace);
       return;
     }
-    const due = this.notBefore.get(key);
-    if (due !== undefined && due > started) return { requeueAfterMs: due - started };
+    const dueInMs = this.schedule.dueInMs(key, started);
+    if (dueInMs > 0) return { requeueAfterMs: dueInMs };
 
     const namespace = pod.metadata?.namespace ?? '';
     const ctx = {
@@ -233,16 +222,14 @@ export class PodReconciler {
       // The deadline is per pod, over all its attempts: a registry that keeps a pod waiting costs it at most
       // inspectionDeadlineMs in total, however its waits are split by transient failures.
       const uid = pod.metadata?.uid ?? '';
-      const before = this.waitedMs.get(key);
-      const waited = before?.uid === uid ? before.ms : 0;
       const t0 = this.o.clock.now();
       try {
-        const budgetMs = Math.max(0, this.deadlineMs - waited);
+        const budgetMs = this.schedule.budgetMs(key, uid);
         inspection = needsRegistry
           ? await this.inspectRecorded(key, uid, images, keyring, signal, budgetMs)
           : await this.inspect(images, keyring, signal, budgetMs);
       } finally {
-        if (images.length > 0) this.waitedMs.set(key, { uid, ms: waited + (this.o.clock.now() - t0) });
+        if (images.length > 0) this.schedule.addWait(key, uid, this.o.clock.now() - t0);
       }
     } finally {
       release?.();
@@ -277,16 +264,14 @@ export class PodReconciler {
     this.o.metrics?.timeToProcessPod.observe(seconds);
     this.o.metrics?.timeToProcessGatedPod.observe(seconds);
     if (plan.action === 'retry') {
-      const delay = this.retryDelayMs(failures + 1);
-      this.notBefore.set(key, this.o.clock.now() + delay);
+      const delay = this.schedule.retryLater(key, failures + 1, this.o.clock.now());
       this.o.logger.info(
         { pod: key, attempt: failures + 1, of: MAX_RETRY_COUNT, retryInMs: delay, error: plan.error },
         'image inspection failed; will retry',
       );
       return { requeueAfterMs: delay };
     }
-    this.notBefore.delete(key);
-    this.waitedMs.delete(key);
+    this.schedule.forget(key);
     this.o.logger.debug(
       { pod: key, outcome: plan.outcome, architectures: plan.architectures },
       'pod ungated',
@@ -369,7 +354,7 @@ export class PodReconciler {
           ? 'registry of the image'
           : `${hosts.length > 1 ? 'registries' : 'registry'} ${hosts.join(', ')}`;
       return {
-        error: `${host} did not answer within ${formatSeconds(this.deadlineMs)} (image ${image})`,
+        error: `${host} did not answer within ${formatSeconds(this.schedule.deadlineMs)} (image ${image})`,
         failure: 'deadline',
       };
     }

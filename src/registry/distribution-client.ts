@@ -46,6 +46,9 @@ export interface FetchedManifest {
   readonly json: unknown;
 }
 
+/** Concurrent requests per registry host (DistributionClientOptions.concurrencyPerRegistry). */
+export const DEFAULT_CONCURRENCY_PER_REGISTRY = 16;
+
 export interface DistributionClientOptions extends TransportOptions {
   /** Largest manifest accepted, in bytes. Default: 4 MiB (the distribution registry's own limit). */
   readonly maxManifestBytes?: number;
@@ -147,7 +150,9 @@ export class DistributionClient {
       sizeCalculation: (value, key) =>
         typeof value === 'string' ? 64 + key.length * 2 : challengeBytes(key, value),
     });
-    this.limit = new KeyedConcurrencyLimit(options.concurrencyPerRegistry ?? 16);
+    this.limit = new KeyedConcurrencyLimit(
+      options.concurrencyPerRegistry ?? DEFAULT_CONCURRENCY_PER_REGISTRY,
+    );
     this.maxManifestBytes = options.maxManifestBytes ?? defaultMaxManifestBytes;
     this.maxTokenBytes = options.maxTokenBytes ?? 1024 * 1024;
     this.trustedRealmHosts = options.trustedRealmHosts ?? [];

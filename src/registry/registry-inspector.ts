@@ -52,6 +52,11 @@ interface ConfigDescriptor {
   readonly size: number;
 }
 
+/** Registry inspections running at once across all callers (RegistryInspectorOptions.maxConcurrentInspections). */
+export const DEFAULT_MAX_CONCURRENT_INSPECTIONS = 32;
+/** Registry inspections running at once per caller, i.e. per pod (maxConcurrentInspectionsPerCaller). */
+export const DEFAULT_MAX_CONCURRENT_INSPECTIONS_PER_CALLER = 4;
+
 export interface RegistryInspectorOptions extends DistributionClientOptions {
   /** Client to use (shared connections, tokens). Default: a new one built from these options, closed by close(). */
   readonly client?: DistributionClient;
@@ -132,8 +137,9 @@ export class RegistryInspector implements ImageInspector {
       sizeCalculation: (_verdict, digest) => bundleVerdictBytes(digest),
     });
     this.jsonBudgets = registryJsonBudgets(options.jsonBudgets);
-    const all = options.maxConcurrentInspections ?? 32;
-    const perCaller = options.maxConcurrentInspectionsPerCaller ?? 4;
+    const all = options.maxConcurrentInspections ?? DEFAULT_MAX_CONCURRENT_INSPECTIONS;
+    const perCaller =
+      options.maxConcurrentInspectionsPerCaller ?? DEFAULT_MAX_CONCURRENT_INSPECTIONS_PER_CALLER;
     for (const [field, value] of [
       ['maxConcurrentInspections', all],
       ['maxConcurrentInspectionsPerCaller', perCaller],
