@@ -1,56 +1,18 @@
 // Writes whose answer the caller does not use (Events, the pod placement patch) leave it unparsed: the call
 // resolves with undefined, the connection is kept for the next request, and a refusal is still read and thrown.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { KubeClient } from './client.js';
 import { ApiStatusError } from './errors.js';
 import { ResourceClient } from './resource-client.js';
 import { Pods } from './resources.js';
-
-async function withServer(
-  answer: (call: number) => { status: number; body: unknown },
-  use: (client: KubeClient, connections: () => number) => Promise<void>,
-): Promise<void> {
-  let calls = 0;
-  let connections = 0;
-  const server = createServer((_req, res) => {
-    const { status, body } = answer(++calls);
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  });
-  server.on('connection', () => connections++);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  const client = new KubeClient(kc);
-  try {
-    await use(client, () => connections);
-  } finally {
-    await client.close();
-    server.close();
-  }
-}
+import { withScriptedApiServer } from './testing/index.js';
 
 const pod = { metadata: { name: 'p', namespace: 'ns', labels: { big: 'x'.repeat(10_000) } } };
 
 describe('discardAnswer', () => {
   it('resolves a successful write with undefined and reuses the connection', async () => {
-    await withServer(
+    await withScriptedApiServer(
       () => ({ status: 200, body: pod }),
-      async (client, connections) => {
+      async (client, { connections }) => {
         const pods = new ResourceClient(client, Pods);
         const ref = { namespace: 'ns', name: 'p' };
         // Without the option the answer is parsed as before.
@@ -72,7 +34,7 @@ describe('discardAnswer', () => {
   });
 
   it('still reads and throws a refusal', async () => {
-    await withServer(
+    await withScriptedApiServer(
       () => ({
         status: 409,
         body: {

@@ -1,11 +1,9 @@
 // When the KubeClient asks the API server again: as client-go's rest client does, on a 429 with Retry-After (for
 // any method: the server did not process it) or a 5xx with Retry-After to a read; never more than 10 attempts.
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { KubeClient, MAX_RETRY_AFTER_ATTEMPTS, retryAfterDelayMs } from './client.js';
+import { MAX_RETRY_AFTER_ATTEMPTS, retryAfterDelayMs } from './client.js';
 import { ApiStatusError } from './errors.js';
+import { withScriptedApiServer } from './testing/index.js';
 
 describe('retryAfterDelayMs', () => {
   it('waits what the server says on a 429, for any method', () => {
@@ -26,41 +24,6 @@ describe('retryAfterDelayMs', () => {
   });
 });
 
-/** A plain-HTTP API server answering with `answer(call)` (1-based), and a KubeClient pointed at it. */
-async function withServer(
-  answer: (call: number) => { status: number; headers?: Record<string, string>; body: unknown },
-  use: (client: KubeClient, calls: () => number) => Promise<void>,
-): Promise<void> {
-  let calls = 0;
-  const server = createServer((_req, res) => {
-    const { status, headers, body } = answer(++calls);
-    res.writeHead(status, { 'content-type': 'application/json', ...headers });
-    res.end(JSON.stringify(body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    // client-node refuses plain HTTP unless TLS verification is off (there is no TLS to verify).
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  const client = new KubeClient(kc);
-  try {
-    await use(client, () => calls);
-  } finally {
-    await client.close();
-    server.close();
-  }
-}
-
 const tooManyRequests = (message: string) => ({
   status: 429,
   headers: { 'retry-after': '0' },
@@ -69,12 +32,12 @@ const tooManyRequests = (message: string) => ({
 
 describe('KubeClient and Retry-After', () => {
   it('asks again after "storage is (re)initializing", then gives the answer', async () => {
-    await withServer(
+    await withScriptedApiServer(
       (call) =>
         call <= 2
           ? tooManyRequests('storage is (re)initializing')
           : { status: 200, body: { kind: 'Thing', ok: true } },
-      async (client, calls) => {
+      async (client, { calls }) => {
         await expect(client.request({ method: 'GET', path: '/apis/x' })).resolves.toEqual({
           kind: 'Thing',
           ok: true,
@@ -85,9 +48,9 @@ describe('KubeClient and Retry-After', () => {
   });
 
   it('gives up after 10 attempts with the last answer', async () => {
-    await withServer(
+    await withScriptedApiServer(
       () => tooManyRequests('busy'),
-      async (client, calls) => {
+      async (client, { calls }) => {
         const err = await client.request({ method: 'GET', path: '/apis/x' }).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(ApiStatusError);
         expect((err as ApiStatusError).statusCode).toBe(429);
@@ -97,13 +60,13 @@ describe('KubeClient and Retry-After', () => {
   });
 
   it('does not ask again when a write fails with a 5xx, even with a Retry-After', async () => {
-    await withServer(
+    await withScriptedApiServer(
       () => ({
         status: 503,
         headers: { 'retry-after': '0' },
         body: { kind: 'Status', code: 503, reason: 'ServiceUnavailable', message: 'down' },
       }),
-      async (client, calls) => {
+      async (client, { calls }) => {
         const err = await client
           .request({ method: 'POST', path: '/apis/x', body: { kind: 'Thing' } })
           .catch((e: unknown) => e);

@@ -33,6 +33,13 @@ export function csvDeployments(csv: { spec?: Record<string, unknown> }): CsvDepl
   return (csv.spec as { install: { spec: { deployments: CsvDeployment[] } } }).install.spec.deployments;
 }
 
+/** The install strategy's Deployment `name` of a CSV. */
+export function csvDeployment(csv: { spec?: Record<string, unknown> }, name: string): CsvDeployment {
+  const deployment = csvDeployments(csv).find((d) => d.name === name);
+  if (!deployment) throw new Error(`the CSV has no Deployment ${name}`);
+  return deployment;
+}
+
 /**
  * Starts `tessera` with the args of `deployment`'s container plus `overrides`, as its ServiceAccount in `namespace`
  * (a TokenRequest token in a kubeconfig file under `dir`); resolves once its /readyz answers.

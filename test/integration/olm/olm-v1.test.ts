@@ -13,17 +13,11 @@
 // pkg.package-operator.run/boxcutter v0.14.0 this build environment's Go module proxy refuses; the objects above are
 // rendered by the test as operator-controller v1.11.0's registry+v1 renderer would.
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import tls from 'node:tls';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../../src/devcluster/binaries.js';
-import type { DevCluster } from '../../../src/devcluster/cluster.js';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../src/devcluster/processes.js';
-import { ServiceRouter } from '../../../src/devcluster/service-router.js';
 import { MUTATING_WEBHOOK, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
 import { BUNDLE_METADATA } from '../../../hack/bundle/metadata.js';
 import {
@@ -31,19 +25,13 @@ import {
   olmCertSecretName,
   olmServiceName,
 } from '../../../src/podplacement/operator/olm-ca.js';
-import { KubeClient } from '../../../src/runtime/index.js';
-import { certManagerCertificate, startCertManager, type CertManager } from '../../support/cert-manager.js';
-import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
-import { csvDeployments, startCsvDeployment, type CsvProcess } from '../../support/csv-process.js';
-import { forbiddenLines } from '../../support/identities.js';
+import { bundleCsv, bundleManifests, type BundleManifest } from '../../support/bundle-manifests.js';
+import { certManagerCertificate, startCertManager } from '../../support/cert-manager.js';
+import { uniqueName } from '../../support/cluster.js';
+import { csvDeployment, csvDeployments } from '../../support/csv-process.js';
 import { csvPermissionObjects, type CsvPermissions } from '../../support/olm-install.js';
+import { useOlmTestbed } from '../../support/olm-testbed.js';
 
-interface Manifest {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  spec?: Record<string, unknown>;
-}
 interface MutatingWebhookConfiguration {
   metadata: { annotations?: Record<string, string> };
   webhooks: {
@@ -57,30 +45,22 @@ interface Pod {
 
 /** The ClusterExtension's spec.namespace. */
 const NS = 'tessera-operator';
-const manifests: Manifest[] = readdirSync(path.join(projectRoot, 'bundle/manifests'))
-  .sort()
-  .flatMap((f) =>
-    parseAllDocuments(readFileSync(path.join(projectRoot, 'bundle/manifests', f), 'utf8')).map(
-      (d) => d.toJSON() as Manifest,
-    ),
-  );
-const csv = manifests.find((m) => m.kind === 'ClusterServiceVersion') as Manifest;
+const manifests = bundleManifests();
+const csv = bundleCsv(manifests);
 const SECRET = olmCertSecretName(WEBHOOK_DEPLOYMENT_NAME);
 const SERVICE = olmServiceName(WEBHOOK_DEPLOYMENT_NAME);
 const clusterConfigs = '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs';
 const gatingWebhookPath = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${MUTATING_WEBHOOK.configurationName}`;
 
-let cluster: DevCluster | undefined;
-let router: ServiceRouter | undefined;
-let routerDir: string | undefined;
-let certManager: CertManager | undefined;
-let admin: KubeConfig;
-let client: KubeClient;
-const processes: CsvProcess[] = [];
+const bed = useOlmTestbed({
+  name: uniqueName('olm-v1'),
+  namespace: NS,
+  issuerName: 'cert-manager',
+  startIssuer: startCertManager,
+});
 
-const get = <T>(apiPath: string): Promise<T> => client.request<T>({ method: 'GET', path: apiPath });
 const post = <T>(apiPath: string, body: object): Promise<T> =>
-  client.request<T>({ method: 'POST', path: apiPath, body });
+  bed.client.request<T>({ method: 'POST', path: apiPath, body });
 interface TlsSecret {
   metadata: { uid: string };
   data?: Record<string, string>;
@@ -92,20 +72,9 @@ const fingerprints = (bundlePem: string): string[] =>
     (block) => new X509Certificate(block).fingerprint256,
   );
 
-async function waitFor<T>(what: string, check: () => Promise<T>, timeoutMs = 180_000): Promise<T> {
-  try {
-    return await eventually(check, { timeoutMs, intervalMs: 500, what });
-  } catch (err) {
-    throw new Error(
-      `${(err as Error).message}\n${processes.map((p) => `--- operator\n${p.log().slice(-3000)}`).join('\n')}\n--- cert-manager\n${certManager?.logs() ?? ''}`,
-      { cause: err },
-    );
-  }
-}
-
 /** The caBundle of the gating webhook once the controller has registered it. */
 async function publishedCaBundle(): Promise<string> {
-  const cfg = await get<MutatingWebhookConfiguration>(gatingWebhookPath);
+  const cfg = await bed.get<MutatingWebhookConfiguration>(gatingWebhookPath);
   const caBundle = cfg.webhooks[0]?.clientConfig.caBundle;
   if (!caBundle) throw new Error('no caBundle yet');
   return Buffer.from(caBundle, 'base64').toString('utf8');
@@ -113,7 +82,7 @@ async function publishedCaBundle(): Promise<string> {
 
 /** A tenant's new pod, which the apiserver must have sent through the gating webhook. */
 async function gatedPod(tenant: string): Promise<Pod> {
-  return waitFor('a new pod to be gated', async () => {
+  return bed.waitFor('a new pod to be gated', async () => {
     const created = await post<Pod>(`/api/v1/namespaces/${tenant}/pods`, {
       metadata: { generateName: 'app-' },
       spec: { containers: [{ name: 'c', image: 'registry.invalid/app:1' }] },
@@ -180,7 +149,7 @@ function renderDeployment(d: ReturnType<typeof csvDeployments>[number]): object 
 
 /** The Secret cert-manager issued (another one than `notUid`), once it holds a certificate. */
 async function issuedSecret(notUid?: string): Promise<TlsSecret> {
-  const secret = await get<TlsSecret>(`/api/v1/namespaces/${NS}/secrets/${SECRET}`);
+  const secret = await bed.get<TlsSecret>(`/api/v1/namespaces/${NS}/secrets/${SECRET}`);
   if (secret.metadata.uid === notUid) throw new Error('still the Secret of the first issuance');
   if (!secret.data?.['tls.crt'] || !secret.data['ca.crt']) throw new Error('not issued yet');
   return secret;
@@ -226,7 +195,7 @@ function renderValidatingWebhooks(): object[] {
 }
 
 /** A CRD as OLM v1 renders it: a conversion webhook on the webhook Service, CA injected by cert-manager. */
-function renderCrd(crd: Manifest): object {
+function renderCrd(crd: BundleManifest): object {
   const conversion = webhookDefinitions.find(
     (w) => w.type === 'ConversionWebhook' && (w.conversionCRDs ?? []).includes(crd.metadata.name),
   );
@@ -254,40 +223,16 @@ function renderCrd(crd: Manifest): object {
   };
 }
 
-beforeAll(async () => {
-  // Short: Unix socket paths are limited to ~107 bytes.
-  routerDir = mkdtempSync(path.join(os.tmpdir(), 'svcr-'));
-  router = await ServiceRouter.listen(path.join(routerDir, 's.sock'));
-  cluster = await startTestCluster({
-    name: uniqueName('olm-v1'),
-    nodes: 'default',
-    serviceRouterSocket: router.socketPath,
-  });
-  admin = await cluster.kubeConfig();
-  client = new KubeClient(admin);
-  certManager = await startCertManager(cluster);
-}, 900_000);
-
-afterAll(async () => {
-  // The router first: the apiserver's keep-alive connections through it would hold the webhook server open.
-  await router?.close();
-  await Promise.allSettled(processes.map((p) => p.stop()));
-  await certManager?.stop();
-  await client?.close();
-  await cluster?.stop({ wipe: true });
-  if (routerDir) rmSync(routerDir, { recursive: true, force: true });
-}, 120_000);
-
 describe('the operator as OLM v1 installs it with the cert-manager webhook provider', () => {
   it('serves OLM v1’s webhooks with cert-manager’s certificate, gates pods with its CA, and follows a re-issue', async () => {
+    const { client, cluster, router } = bed;
     await post('/api/v1/namespaces', { metadata: { name: NS } });
     for (const crd of manifests.filter((m) => m.kind === 'CustomResourceDefinition'))
       await post('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', renderCrd(crd));
     for (const object of csvPermissionObjects(csv as unknown as CsvPermissions, NS))
       await post(object.path, object.body);
     const deployments = csvDeployments(csv);
-    const webhookDeployment = deployments.find((d) => d.name === WEBHOOK_DEPLOYMENT_NAME);
-    if (!webhookDeployment) throw new Error(`the CSV has no Deployment ${WEBHOOK_DEPLOYMENT_NAME}`);
+    const webhookDeployment = csvDeployment(csv, WEBHOOK_DEPLOYMENT_NAME);
     await post(`/api/v1/namespaces/${NS}/services`, {
       metadata: { name: SERVICE },
       spec: {
@@ -300,16 +245,16 @@ describe('the operator as OLM v1 installs it with the cert-manager webhook provi
     await post(`/apis/cert-manager.io/v1/namespaces/${NS}/certificates`, certificate);
     for (const configuration of renderValidatingWebhooks())
       await post('/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', configuration);
-    const issued = await waitFor('cert-manager to issue the certificate', () => issuedSecret());
+    const issued = await bed.waitFor('cert-manager to issue the certificate', () => issuedSecret());
     // cert-manager's Secret, not OLM v0's: a self-signed leaf, no olmCAKey.
     expect(Object.keys(issued.data ?? {}).sort()).toEqual(['ca.crt', 'tls.crt', 'tls.key']);
     expect(new X509Certificate(pem(issued, 'tls.crt')).ca).toBe(false);
     for (const d of deployments)
       await post(`/apis/apps/v1/namespaces/${NS}/deployments`, renderDeployment(d));
     // kwok marks the pods Running: the Deployments become Available, and the webhook Service gets endpoints.
-    await waitFor('the Deployments to be Available', async () => {
+    await bed.waitFor('the Deployments to be Available', async () => {
       for (const d of deployments) {
-        const live = await get<{ status?: { conditions?: { type: string; status: string }[] } }>(
+        const live = await bed.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
           `/apis/apps/v1/namespaces/${NS}/deployments/${d.name}`,
         );
         expect(live.status?.conditions ?? []).toContainEqual(
@@ -319,39 +264,23 @@ describe('the operator as OLM v1 installs it with the cert-manager webhook provi
     });
 
     // The files the kubelet mounts from the Secret, and the processes that stand in for the pods.
-    const certDir = path.join(cluster?.stateDir ?? '', 'olm-v1-serving-certs');
+    const certDir = path.join(cluster.stateDir, 'olm-v1-serving-certs');
     mkdirSync(certDir, { recursive: true });
     const mount = (secret: TlsSecret): void => {
       for (const key of ['tls.crt', 'tls.key']) writeFileSync(path.join(certDir, key), pem(secret, key));
     };
     mount(issued);
     const webhookPort = await freePort();
-    const common = { namespace: NS, admin, client, dir: cluster?.stateDir ?? os.tmpdir() };
-    const webhook = await startCsvDeployment({
-      ...common,
-      deployment: webhookDeployment,
-      overrides: [
-        '--cert-dir',
-        certDir,
-        '--webhook-host',
-        '127.0.0.1',
-        '--webhook-port',
-        String(webhookPort),
-      ],
-    });
-    processes.push(webhook);
-    const { spec } = await get<{ spec: { clusterIP: string } }>(
+    await bed.startDeployment(webhookDeployment, [
+      ...['--cert-dir', certDir, '--webhook-host', '127.0.0.1', '--webhook-port', String(webhookPort)],
+    ]);
+    const { spec } = await bed.get<{ spec: { clusterIP: string } }>(
       `/api/v1/namespaces/${NS}/services/${SERVICE}`,
     );
-    router?.route(`${spec.clusterIP}:443`, { host: '127.0.0.1', port: webhookPort });
+    router.route(`${spec.clusterIP}:443`, { host: '127.0.0.1', port: webhookPort });
     const controllerDeployment = deployments.find((d) => d.name !== WEBHOOK_DEPLOYMENT_NAME);
     if (!controllerDeployment) throw new Error('the CSV has no controller Deployment');
-    const controller = await startCsvDeployment({
-      ...common,
-      deployment: controllerDeployment,
-      overrides: [],
-    });
-    processes.push(controller);
+    await bed.startDeployment(controllerDeployment, []);
 
     // OLM v1's validating webhooks answer with cert-manager's certificate and the CA cert-manager injected: a
     // PodPlacementConfig before the ClusterPodPlacementConfig is refused with the operator's own message (an
@@ -359,7 +288,7 @@ describe('the operator as OLM v1 installs it with the cert-manager webhook provi
     const tenant = uniqueName('tenant');
     await post('/api/v1/namespaces', { metadata: { name: tenant } });
     const podConfig = BUNDLE_METADATA.examples[1] as { metadata: Record<string, unknown> };
-    const refused = await waitFor('the validating webhook to answer', async () => {
+    const refused = await bed.waitFor('the validating webhook to answer', async () => {
       const message = await post(
         `/apis/multiarch.openshift.io/v1beta1/namespaces/${tenant}/podplacementconfigs`,
         {
@@ -377,9 +306,9 @@ describe('the operator as OLM v1 installs it with the cert-manager webhook provi
     await post(clusterConfigs, BUNDLE_METADATA.examples[0] as object);
 
     // The gating webhook names OLM v1's Service and carries cert-manager's ca.crt: the self-signed leaf itself.
-    const first = await waitFor('the controller to register the gating webhook', publishedCaBundle);
+    const first = await bed.waitFor('the controller to register the gating webhook', publishedCaBundle);
     expect(fingerprints(first)).toEqual(fingerprints(pem(issued, 'ca.crt')));
-    const registered = await get<MutatingWebhookConfiguration>(gatingWebhookPath);
+    const registered = await bed.get<MutatingWebhookConfiguration>(gatingWebhookPath);
     expect(registered.webhooks[0]?.clientConfig.service).toMatchObject({
       name: SERVICE,
       namespace: NS,
@@ -388,8 +317,10 @@ describe('the operator as OLM v1 installs it with the cert-manager webhook provi
     const pod = await gatedPod(tenant);
 
     // The CRD's conversion webhook (CA injected by cert-manager) answers too: the config read as v1alpha1.
-    const v1alpha1 = await waitFor('the conversion webhook to answer', () =>
-      get<{ apiVersion: string }>('/apis/multiarch.openshift.io/v1alpha1/clusterpodplacementconfigs/cluster'),
+    const v1alpha1 = await bed.waitFor('the conversion webhook to answer', () =>
+      bed.get<{ apiVersion: string }>(
+        '/apis/multiarch.openshift.io/v1alpha1/clusterpodplacementconfigs/cluster',
+      ),
     );
     expect(v1alpha1.apiVersion).toBe('multiarch.openshift.io/v1alpha1');
 
@@ -397,17 +328,17 @@ describe('the operator as OLM v1 installs it with the cert-manager webhook provi
     // files in the pods a little later. The controller publishes the new CA beside the old one, so the apiserver
     // trusts the webhook before and after the kubelet swaps the files.
     await client.request({ method: 'DELETE', path: `/api/v1/namespaces/${NS}/secrets/${SECRET}` });
-    const renewed = await waitFor('cert-manager to issue the certificate again', () =>
+    const renewed = await bed.waitFor('cert-manager to issue the certificate again', () =>
       issuedSecret(issued.metadata.uid),
     );
-    await waitFor('the controller to publish the renewed CA beside the old one', async () => {
+    await bed.waitFor('the controller to publish the renewed CA beside the old one', async () => {
       expect(fingerprints(await publishedCaBundle()).sort()).toEqual(
         [...fingerprints(pem(renewed, 'ca.crt')), ...fingerprints(pem(issued, 'ca.crt'))].sort(),
       );
     });
     await gatedPod(tenant);
     mount(renewed);
-    await waitFor('the webhook to serve the renewed certificate', async () => {
+    await bed.waitFor('the webhook to serve the renewed certificate', async () => {
       const served = await new Promise<string>((resolve, reject) => {
         // Only which certificate is served matters here, not whether it verifies.
         const socket = tls.connect(
@@ -426,21 +357,16 @@ describe('the operator as OLM v1 installs it with the cert-manager webhook provi
     // Uninstalling pod placement (the ClusterPodPlacementConfig first, as the CSV's uninstall message asks)
     // removes the gating webhook and leaves no pod gated.
     await client.request({ method: 'DELETE', path: `${clusterConfigs}/cluster` });
-    await waitFor('every pod to be released', async () => {
-      const live = await get<{ items: Pod[] }>(`/api/v1/namespaces/${tenant}/pods`);
+    await bed.waitFor('every pod to be released', async () => {
+      const live = await bed.get<{ items: Pod[] }>(`/api/v1/namespaces/${tenant}/pods`);
       expect(live.items.map((p) => p.metadata.name)).toContain(pod.metadata.name);
       expect(live.items.filter((p) => (p.spec.schedulingGates ?? []).length > 0)).toEqual([]);
     });
-    await waitFor('the gating webhook to be removed', async () => {
-      const status = await get(gatingWebhookPath).then(
-        () => 200,
-        (err: { statusCode?: number }) => err.statusCode,
-      );
-      expect(status).toBe(404);
+    await bed.waitFor('the gating webhook to be removed', async () => {
+      expect(await bed.getStatus(gatingWebhookPath)).toBe(404);
     });
-    expect(router?.unrouted ?? []).toEqual([]);
-    // Nothing either half needed was left out of the CSV's permissions.
-    expect(forbiddenLines(webhook.log().split('\n'))).toEqual([]);
-    expect(forbiddenLines(controller.log().split('\n'))).toEqual([]);
+    // Every Service the apiserver dialled led to a process, and nothing either half needed was left out of the
+    // CSV's permissions.
+    expect(bed.leftovers()).toEqual({ unrouted: [], forbidden: [] });
   }, 600_000);
 });
