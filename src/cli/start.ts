@@ -2,7 +2,9 @@
 // and runs all three controllers on it with their demos: pod placement (demo Deployments whose images live in a
 // local registry), update status (a simulated OpenShift update) and NodePool status (a second local cluster as
 // the hosted cluster). With KUBECONFIG set it starts nothing locally and runs the controllers against that
-// cluster. Runs until SIGINT/SIGTERM; local clusters keep running afterwards (`tessera dev down` stops them).
+// cluster. Either way it serves the read-only dashboard of that cluster on 127.0.0.1 (7480, or any free port when
+// 7480 is taken) and prints its URL. Runs until SIGINT/SIGTERM; local clusters keep running afterwards
+// (`tessera dev down` stops them).
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -42,6 +44,7 @@ export async function runStart(opts: StartOptions): Promise<void> {
     runPodPlacement(target, stop.signal, logger),
     runUpdateStatus(target, stop.signal, logger),
     runNodePool(opts.name, target, stop.signal, logger),
+    runDashboard(target, stop.signal, logger),
   ];
   const settled = await Promise.allSettled(parts);
   // Stopped by the user while an area was still starting (its start-up I/O aborted): a clean stop, not an error.
@@ -162,6 +165,27 @@ async function runUpdateStatus(target: Target, signal: AbortSignal, logger: Logg
     }
   }
   await running;
+}
+
+async function runDashboard(target: Target, signal: AbortSignal, logger: Logger): Promise<void> {
+  const [{ serveDashboard, DEFAULT_DASHBOARD_PORT }, { PageMissingError }] = await Promise.all([
+    import('../dashboard/command.js'),
+    import('../dashboard/errors.js'),
+  ]);
+  try {
+    await serveDashboard({
+      kubeConfig: target.kubeConfig,
+      port: DEFAULT_DASHBOARD_PORT,
+      anyPortIfTaken: true,
+      signal,
+      logger: logger.child({ area: 'dashboard' }),
+      onListening: (url) => say(`[dashboard] live view of this cluster at ${url} (read-only)`),
+    });
+  } catch (err) {
+    // The controllers and demos do not need the page: without it, say so and keep them running.
+    if (!(err instanceof PageMissingError)) throw err;
+    say(`[dashboard] not served: ${err.message}`);
+  }
 }
 
 async function runNodePool(name: string, target: Target, signal: AbortSignal, logger: Logger): Promise<void> {

@@ -7,16 +7,13 @@
 // absent, they are synced and empty, and the view says what is missing.
 import {
   type Clock,
-  compactForCache,
   CoreEvents,
   type KubeClient,
   type KubeObject,
   type Logger,
-  Nodes,
   Pods,
   realClock,
   ResourceClient,
-  type ResourceType,
   type SharedInformer,
   type Timer,
   SharedInformerFactory,
@@ -27,23 +24,7 @@ import { NodePools } from '../nodepool/resources.js';
 import { CLUSTER_CONFIG_NAME } from '../podplacement/constants.js';
 import type { ObservedPod, PodEvent } from '../podplacement/explain.js';
 import { ClusterPodPlacementConfigs } from '../podplacement/resources.js';
-import {
-  ClusterOperators,
-  ClusterVersions,
-  MachineConfigNodes,
-  MachineConfigPools,
-  MachineConfigs,
-} from '../updatestatus/api/dev-crds.js';
-import type {
-  ClusterOperator,
-  ClusterVersion,
-  Deployment,
-  MachineConfig,
-  MachineConfigNode,
-  MachineConfigPool,
-  Node,
-} from '../updatestatus/inputs.js';
-import { machineConfigNodeFieldsRead } from '../updatestatus/nodestate.js';
+import { type ClusterInputInformers, clusterInputInformers } from '../updatestatus/cluster-informers.js';
 import { mcoImageOf } from '../updatestatus/snapshot.js';
 import type { UpdateStatusReport } from '../updatestatus/assess.js';
 import { buildNodePoolView } from './nodepool-view.js';
@@ -58,15 +39,6 @@ import type {
   ChangeNotice,
   ViewResponse,
 } from './view-types.js';
-
-const MCO_NAMESPACE = 'openshift-machine-config-operator';
-const Deployments: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'deployments',
-  kind: 'Deployment',
-  namespaced: true,
-};
 
 /** How long a computed view is reused for the same page parameters while nothing changed (ms). */
 const VIEW_MEMO_MS = 1_000;
@@ -113,13 +85,8 @@ export class LiveDashboardData implements DashboardData {
     { revision: number; key: string; atMs: number; value: ViewResponse<unknown> }
   >();
 
-  private readonly clusterVersions: Informer<ClusterVersion>;
-  private readonly clusterOperators: Informer<ClusterOperator>;
-  private readonly pools: Informer<MachineConfigPool>;
-  private readonly machineConfigs: Informer<MachineConfig>;
-  private readonly machineConfigNodes: Informer<MachineConfigNode>;
-  private readonly deployments: Informer<Deployment>;
-  private readonly nodes: Informer<Node>;
+  /** What the update status controller reads (OpenShift's resources optional: this may not be OpenShift). */
+  private readonly inputs: ClusterInputInformers;
   private readonly pods: Informer<PlacementPod>;
   private readonly placementConfigs: Informer<KubeObject>;
   private readonly nodePools: Informer<NodePool>;
@@ -134,34 +101,19 @@ export class LiveDashboardData implements DashboardData {
     });
     this.factory = f;
     this.events = new ResourceClient<KubeObject>(options.client, CoreEvents);
-    this.clusterVersions = f.informerFor({ type: ClusterVersions, optional: true });
-    this.clusterOperators = f.informerFor({ type: ClusterOperators, optional: true });
-    this.pools = f.informerFor({ type: MachineConfigPools, optional: true });
-    this.machineConfigs = f.informerFor({ type: MachineConfigs, optional: true });
-    this.machineConfigNodes = f.informerFor<MachineConfigNode & KubeObject>({
-      type: MachineConfigNodes,
-      optional: true,
-      transform: (mcn) => compactForCache(machineConfigNodeFieldsRead(mcn)),
-    });
-    this.deployments = f.informerFor({
-      type: Deployments,
-      namespace: MCO_NAMESPACE,
-      fieldSelector: 'metadata.name=machine-config-operator',
-      optional: true,
-    });
-    this.nodes = f.informerFor({ type: Nodes });
+    this.inputs = clusterInputInformers(f, { openShiftOptional: true });
     this.pods = f.informerFor({ type: Pods });
     this.placementConfigs = f.informerFor({ type: ClusterPodPlacementConfigs, optional: true });
     this.nodePools = f.informerFor({ type: NodePools, optional: true });
 
     const feeds: [SharedInformer<KubeObject>, readonly ViewName[]][] = [
-      [this.clusterVersions, ['update']],
-      [this.clusterOperators, ['update']],
-      [this.pools, ['update']],
-      [this.machineConfigs, ['update']],
-      [this.machineConfigNodes, ['update']],
-      [this.deployments, ['update']],
-      [this.nodes, ['update', 'placement']],
+      [this.inputs.clusterVersions, ['update']],
+      [this.inputs.clusterOperators, ['update']],
+      [this.inputs.pools, ['update']],
+      [this.inputs.machineConfigs, ['update']],
+      [this.inputs.machineConfigNodes, ['update']],
+      [this.inputs.deployments, ['update']],
+      [this.inputs.nodes, ['update', 'placement']],
       [this.pods, ['placement']],
       [this.placementConfigs, ['placement']],
       [this.nodePools, ['nodepools']],
@@ -219,7 +171,7 @@ export class LiveDashboardData implements DashboardData {
         return buildPlacementView(
           {
             pods: this.pods.getIndexer().list(),
-            nodes: this.nodes.getIndexer().list(),
+            nodes: this.inputs.nodes.getIndexer().list(),
             operatorConfigured: this.placementConfigs
               .getIndexer()
               .list()
@@ -263,17 +215,17 @@ export class LiveDashboardData implements DashboardData {
     const now = BigInt(Math.floor(nowMs)) * 1_000_000n;
     const report = assessForView(
       {
-        clusterVersion: this.clusterVersions
+        clusterVersion: this.inputs.clusterVersions
           .getIndexer()
           .list()
           .find((c) => c.metadata?.name === 'version'),
-        clusterOperators: this.clusterOperators.getIndexer().list(),
-        machineConfigPools: this.pools.getIndexer().list(),
-        machineConfigs: this.machineConfigs.getIndexer().list(),
-        nodes: this.nodes.getIndexer().list(),
-        machineConfigNodes: this.machineConfigNodes.getIndexer().list(),
+        clusterOperators: this.inputs.clusterOperators.getIndexer().list(),
+        machineConfigPools: this.inputs.pools.getIndexer().list(),
+        machineConfigs: this.inputs.machineConfigs.getIndexer().list(),
+        nodes: this.inputs.nodes.getIndexer().list(),
+        machineConfigNodes: this.inputs.machineConfigNodes.getIndexer().list(),
         alerts: undefined,
-        mcoImagePullSpec: mcoImageOf(this.deployments.getIndexer().list()[0]),
+        mcoImagePullSpec: mcoImageOf(this.inputs.deployments.getIndexer().list()[0]),
       },
       now,
     );

@@ -6,6 +6,7 @@ import { DefaultSharedInformer } from '../runtime/cache/shared-informer.js';
 import { ApiStatusError } from '../runtime/errors.js';
 import type { KubeObject } from '../runtime/object.js';
 import type { ResourceType } from '../runtime/resources.js';
+import { Deployments } from './cluster-informers.js';
 import { Nodes } from '../runtime/resources.js';
 import { UpdateStatuses } from './api/install.js';
 import type { UpdateStatus } from './api/schema.js';
@@ -29,13 +30,6 @@ import { Annotations } from './nodestate.js';
 import { type SimulationPlan, renderedConfig, simulatedState } from '../demo/update-simulation/timeline.js';
 import { FakeListWatch, FakeClock, flushAsync } from '../runtime/testing/index.js';
 
-const Deployments: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'deployments',
-  kind: 'Deployment',
-  namespaced: true,
-};
 const MIN_WRITE_MS = 1_000;
 const RESYNC_MS = 30_000;
 const START = Date.UTC(2026, 0, 1);

@@ -12,7 +12,6 @@ import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import {
   type SharedInformerFactory,
-  compactForCache,
   type SharedInformer,
   type KubeClient,
   realClock,
@@ -25,9 +24,7 @@ import {
   type KubeObject,
   type ReconcileResult,
   ResourceClient,
-  Nodes,
   ignoreNotFound,
-  type ResourceType,
   type WorkQueueMetricsProvider,
   errorMessage,
 } from '../runtime/index.js';
@@ -57,35 +54,10 @@ import {
 import { SINGLETON_NAME, type UpdateStatus } from './api/schema.js';
 import { UpdateStatusError } from './errors.js';
 import { MILLISECOND } from './gotime.js';
-import type {
-  ClusterOperator,
-  ClusterSnapshot,
-  ClusterVersion,
-  Deployment,
-  MachineConfig,
-  MachineConfigNode,
-  MachineConfigPool,
-  Node,
-} from './inputs.js';
-import {
-  ClusterOperators,
-  ClusterVersions,
-  MachineConfigNodes,
-  MachineConfigPools,
-  MachineConfigs,
-} from './api/dev-crds.js';
-import { machineConfigNodeFieldsRead } from './nodestate.js';
+import type { ClusterSnapshot, MachineConfigNode } from './inputs.js';
+import { type ClusterInputInformers, clusterInputInformers } from './cluster-informers.js';
 import { mcoImageOf } from './snapshot.js';
 import { type Health, healthConditions, writeDelayMs } from './write-policy.js';
-
-const MCO_NAMESPACE = 'openshift-machine-config-operator';
-const Deployments: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'deployments',
-  kind: 'Deployment',
-  namespaced: true,
-};
 
 /** Options for {@link createUpdateStatusController}. */
 export interface UpdateStatusControllerOptions {
@@ -135,14 +107,7 @@ export interface UpdateStatusController {
 }
 
 /** The informers the controller reads and watches (createUpdateStatusController takes them from the factory). */
-export interface UpdateStatusSources {
-  readonly clusterVersions: SharedInformer<ClusterVersion & KubeObject>;
-  readonly clusterOperators: SharedInformer<ClusterOperator & KubeObject>;
-  /** Only the MCO Deployment (namespace openshift-machine-config-operator) is read. */
-  readonly deployments: SharedInformer<Deployment & KubeObject>;
-  readonly nodes: SharedInformer<Node & KubeObject>;
-  readonly pools: SharedInformer<MachineConfigPool & KubeObject>;
-  readonly machineConfigs: SharedInformer<MachineConfig & KubeObject>;
+export interface UpdateStatusSources extends Omit<ClusterInputInformers, 'machineConfigNodes'> {
   /**
    * The nodes' MachineConfigNodes (OpenShift 4.19+), by an informer that is synced and empty while the cluster
    * does not serve them; absent: each node's phase comes from its annotations alone.
@@ -444,23 +409,7 @@ export function createUpdateStatusController(options: UpdateStatusControllerOpti
   validateTuning(options);
   const f = options.informers;
   const sources: UpdateStatusSources = {
-    clusterVersions: f.informerFor({ type: ClusterVersions }),
-    clusterOperators: f.informerFor({ type: ClusterOperators }),
-    deployments: f.informerFor({
-      type: Deployments,
-      namespace: MCO_NAMESPACE,
-      fieldSelector: 'metadata.name=machine-config-operator',
-    }),
-    nodes: f.informerFor({ type: Nodes }),
-    pools: f.informerFor({ type: MachineConfigPools }),
-    machineConfigs: f.informerFor({ type: MachineConfigs }),
-    // Optional: a cluster that does not serve them (before 4.19), or may not let us read them, gives an empty,
-    // synced cache, so neither the controller nor /readyz waits for it; they are picked up once served.
-    machineConfigNodes: f.informerFor<MachineConfigNode & KubeObject>({
-      type: MachineConfigNodes,
-      optional: true,
-      transform: (mcn) => compactForCache(machineConfigNodeFieldsRead(mcn)),
-    }),
+    ...clusterInputInformers(f),
     statuses: f.informerFor({ type: UpdateStatuses }),
   };
   return newUpdateStatusController(

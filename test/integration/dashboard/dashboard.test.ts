@@ -3,12 +3,14 @@
 // and leaves it when ungated, a NodePool turning Degraded changes its row. Markup put in everything tenants write
 // (annotations, image references, event and condition messages) is shown as text and never runs; requests with a
 // foreign Host are refused; axe-core finds no serious or critical violation; the views are reachable by keyboard;
-// the browser console stays free of errors. Screenshots go to docs/screenshots/ for the README.
+// the browser console stays free of errors. Screenshots go to a temporary folder, or to docs/screenshots/ for the
+// README with TESSERA_UPDATE_SCREENSHOTS=1 (a test run never changes tracked files otherwise).
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -33,7 +35,10 @@ import { startTestCluster, uniqueName } from '../../support/cluster.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const pageDir = path.join(root, 'dist/dashboard-page');
-const screenshots = path.join(root, 'docs/screenshots');
+const screenshots =
+  process.env.TESSERA_UPDATE_SCREENSHOTS === '1'
+    ? path.join(root, 'docs/screenshots')
+    : mkdtempSync(path.join(os.tmpdir(), 'tessera-dashboard-screenshots-'));
 const TO = '4.16.1';
 
 /** Markup that would run if it were ever rendered as HTML: each payload calls alert(), which the test watches for. */

@@ -13,7 +13,8 @@ import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { KubeClient } from '../../../src/runtime/client.js';
 import type { KubeObject } from '../../../src/runtime/object.js';
 import { ResourceClient } from '../../../src/runtime/resource-client.js';
-import { Namespaces, Nodes, type ResourceType } from '../../../src/runtime/resources.js';
+import { Namespaces, Nodes } from '../../../src/runtime/resources.js';
+import { Deployments, MCO_NAMESPACE } from '../../../src/updatestatus/cluster-informers.js';
 import { snapshotNow } from '../../../src/updatestatus/assess.js';
 import { runUpgradeStatus } from '../../../src/updatestatus/command.js';
 import { createLiveAlertsReader } from '../../../src/updatestatus/alertsource.js';
@@ -46,15 +47,6 @@ const cases = readdirSync(fixtures)
   .sort();
 
 const DETAILS = ['none', 'all', 'nodes', 'health', 'operators'] as const;
-
-const Deployments: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'deployments',
-  kind: 'Deployment',
-  namespaced: true,
-};
-const MCO_NAMESPACE = 'openshift-machine-config-operator';
 
 /** What oc printed for `name` at `details` (none/all: oc's own expected outputs; the others: oc-outputs/). */
 function expectedOutput(name: string, details: DetailsLevel): string {

@@ -31,6 +31,8 @@ export function CompletionPlot({ history }: { history: readonly CompletionSample
       axes: [
         {
           label: 'time since the update started',
+          // Whole seconds and round minutes/hours only, so two ticks never print the same rounded label.
+          incrs: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800],
           values: (_u, ticks) => ticks.map(elapsed),
         },
         { label: '% complete' },

@@ -22,7 +22,7 @@ import type {
   PlacementView as PlacementViewData,
   PodExplanation,
 } from '../../view-types.js';
-import { Pager, age } from './common.js';
+import { Pager, TitledCard, age } from './common.js';
 
 export interface PlacementViewProps {
   readonly view: PlacementViewData;
@@ -47,36 +47,33 @@ function FailureTable({
   onPage: (offset: number, limit: number) => void;
 }) {
   return (
-    <Card>
-      <CardTitle component="h3">{title}</CardTitle>
-      <CardBody>
-        {page.total === 0 ? (
-          <p>No image inspection failures.</p>
-        ) : (
-          <>
-            <Table aria-label={title} variant="compact">
-              <Thead>
-                <Tr>
-                  <Th>{keyTitle}</Th>
-                  <Th>Pods</Th>
-                  <Th>Example error</Th>
+    <TitledCard title={title}>
+      {page.total === 0 ? (
+        <p>No image inspection failures.</p>
+      ) : (
+        <>
+          <Table aria-label={title} variant="compact">
+            <Thead>
+              <Tr>
+                <Th>{keyTitle}</Th>
+                <Th>Pods</Th>
+                <Th>Example error</Th>
+              </Tr>
+            </Thead>
+            <Tbody>
+              {page.items.map((row) => (
+                <Tr key={row.key}>
+                  <Td dataLabel={keyTitle}>{row.key}</Td>
+                  <Td dataLabel="Pods">{row.pods}</Td>
+                  <Td dataLabel="Example error">{row.example}</Td>
                 </Tr>
-              </Thead>
-              <Tbody>
-                {page.items.map((row) => (
-                  <Tr key={row.key}>
-                    <Td dataLabel={keyTitle}>{row.key}</Td>
-                    <Td dataLabel="Pods">{row.pods}</Td>
-                    <Td dataLabel="Example error">{row.example}</Td>
-                  </Tr>
-                ))}
-              </Tbody>
-            </Table>
-            <Pager page={page} label={title} onChange={onPage} />
-          </>
-        )}
-      </CardBody>
-    </Card>
+              ))}
+            </Tbody>
+          </Table>
+          <Pager page={page} label={title} onChange={onPage} />
+        </>
+      )}
+    </TitledCard>
   );
 }
 
@@ -98,74 +95,68 @@ export function PlacementView({
         </StackItem>
       ) : null}
       <StackItem>
-        <Card>
-          <CardTitle component="h3">Gated now</CardTitle>
-          <CardBody>
-            <p data-testid="gated-summary">
-              {view.gated.count === 0
-                ? 'No pod is waiting for image inspection.'
-                : `${view.gated.count} pod${view.gated.count === 1 ? '' : 's'} gated; the oldest, ${oldest?.namespace ?? ''}/${oldest?.name ?? ''}, for ${age(oldest?.ageSeconds ?? 0)}.`}
-            </p>
-            {view.gated.count > 0 ? (
-              <>
-                <Table aria-label="Gated pods" variant="compact" data-testid="gated-pods">
-                  <Thead>
-                    <Tr>
-                      <Th>Namespace</Th>
-                      <Th>Pod</Th>
-                      <Th>Gated for</Th>
-                      <Th>Images</Th>
+        <TitledCard title="Gated now">
+          <p data-testid="gated-summary">
+            {view.gated.count === 0
+              ? 'No pod is waiting for image inspection.'
+              : `${view.gated.count} pod${view.gated.count === 1 ? '' : 's'} gated; the oldest, ${oldest?.namespace ?? ''}/${oldest?.name ?? ''}, for ${age(oldest?.ageSeconds ?? 0)}.`}
+          </p>
+          {view.gated.count > 0 ? (
+            <>
+              <Table aria-label="Gated pods" variant="compact" data-testid="gated-pods">
+                <Thead>
+                  <Tr>
+                    <Th>Namespace</Th>
+                    <Th>Pod</Th>
+                    <Th>Gated for</Th>
+                    <Th>Images</Th>
+                  </Tr>
+                </Thead>
+                <Tbody>
+                  {view.gated.pods.items.map((p) => (
+                    <Tr key={`${p.namespace}/${p.name}`}>
+                      <Td dataLabel="Namespace">{p.namespace}</Td>
+                      <Td dataLabel="Pod">
+                        <Button variant="link" isInline onClick={() => onExplain(p.namespace, p.name)}>
+                          {p.name}
+                        </Button>
+                      </Td>
+                      <Td dataLabel="Gated for">{age(p.ageSeconds)}</Td>
+                      <Td dataLabel="Images">{p.images.join(', ')}</Td>
                     </Tr>
-                  </Thead>
-                  <Tbody>
-                    {view.gated.pods.items.map((p) => (
-                      <Tr key={`${p.namespace}/${p.name}`}>
-                        <Td dataLabel="Namespace">{p.namespace}</Td>
-                        <Td dataLabel="Pod">
-                          <Button variant="link" isInline onClick={() => onExplain(p.namespace, p.name)}>
-                            {p.name}
-                          </Button>
-                        </Td>
-                        <Td dataLabel="Gated for">{age(p.ageSeconds)}</Td>
-                        <Td dataLabel="Images">{p.images.join(', ')}</Td>
-                      </Tr>
-                    ))}
-                  </Tbody>
-                </Table>
-                <Pager page={view.gated.pods} label="Gated pods" onChange={(o, l) => onPage('gated', o, l)} />
-              </>
-            ) : null}
-          </CardBody>
-        </Card>
+                  ))}
+                </Tbody>
+              </Table>
+              <Pager page={view.gated.pods} label="Gated pods" onChange={(o, l) => onPage('gated', o, l)} />
+            </>
+          ) : null}
+        </TitledCard>
       </StackItem>
       <StackItem>
-        <Card>
-          <CardTitle component="h3">Placements by architecture</CardTitle>
-          <CardBody>
-            {view.architectures.length === 0 ? (
-              <p>No pod runs on a node yet.</p>
-            ) : (
-              <Gallery hasGutter minWidths={{ default: '280px' }}>
-                {view.architectures.map((a) => (
-                  <Card key={a.architecture} isCompact data-testid={`arch-${a.architecture}`}>
-                    <CardTitle component="h4">
-                      {a.architecture}: {a.pods} pod{a.pods === 1 ? '' : 's'}
-                    </CardTitle>
-                    <CardBody>
-                      <List isPlain aria-label={`Images on ${a.architecture}`}>
-                        {a.images.map((i) => (
-                          <ListItem key={i.image}>
-                            {i.image} ({i.pods})
-                          </ListItem>
-                        ))}
-                      </List>
-                    </CardBody>
-                  </Card>
-                ))}
-              </Gallery>
-            )}
-          </CardBody>
-        </Card>
+        <TitledCard title="Placements by architecture">
+          {view.architectures.length === 0 ? (
+            <p>No pod runs on a node yet.</p>
+          ) : (
+            <Gallery hasGutter minWidths={{ default: '280px' }}>
+              {view.architectures.map((a) => (
+                <Card key={a.architecture} isCompact data-testid={`arch-${a.architecture}`}>
+                  <CardTitle component="h4">
+                    {a.architecture}: {a.pods} pod{a.pods === 1 ? '' : 's'}
+                  </CardTitle>
+                  <CardBody>
+                    <List isPlain aria-label={`Images on ${a.architecture}`}>
+                      {a.images.map((i) => (
+                        <ListItem key={i.image}>
+                          {i.image} ({i.pods})
+                        </ListItem>
+                      ))}
+                    </List>
+                  </CardBody>
+                </Card>
+              ))}
+            </Gallery>
+          )}
+        </TitledCard>
       </StackItem>
       <StackItem>
         <FailureTable

@@ -1,9 +1,6 @@
 // The Update view: progress bars (control plane and pools) with completion and the estimate, completion over time,
 // every node as a cell coloured by phase (grouped by pool), and the health insights in oc's words.
 import {
-  Card,
-  CardBody,
-  CardTitle,
   DescriptionList,
   DescriptionListDescription,
   DescriptionListGroup,
@@ -20,7 +17,7 @@ import {
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import type { InsightRow, NodeGroup, ProgressRow, UpdateView as UpdateViewData } from '../../view-types.js';
 import { CompletionPlot } from './CompletionPlot.js';
-import { Pager } from './common.js';
+import { Pager, TitledCard } from './common.js';
 
 export interface UpdateViewProps {
   readonly view: UpdateViewData;
@@ -94,94 +91,80 @@ export function UpdateView({ view, onNodesPage, onInsightsPage }: UpdateViewProp
   return (
     <Stack hasGutter>
       <StackItem>
-        <Card>
-          <CardTitle component="h3">
-            {view.updating ? `Updating to ${view.versions}` : 'The cluster is not updating'}
-          </CardTitle>
-          <CardBody>
-            <DescriptionList isHorizontal isCompact style={{ marginBottom: '1rem' }}>
-              <DescriptionListGroup>
-                <DescriptionListTerm>Target</DescriptionListTerm>
-                <DescriptionListDescription>{view.versions}</DescriptionListDescription>
-              </DescriptionListGroup>
-              <DescriptionListGroup>
-                <DescriptionListTerm>Started</DescriptionListTerm>
-                <DescriptionListDescription>{view.startedAt || '-'}</DescriptionListDescription>
-              </DescriptionListGroup>
-            </DescriptionList>
-            <Stack hasGutter>
-              <StackItem>
-                <ProgressBar row={view.controlPlane} />
+        <TitledCard title={view.updating ? `Updating to ${view.versions}` : 'The cluster is not updating'}>
+          <DescriptionList isHorizontal isCompact style={{ marginBottom: '1rem' }}>
+            <DescriptionListGroup>
+              <DescriptionListTerm>Target</DescriptionListTerm>
+              <DescriptionListDescription>{view.versions}</DescriptionListDescription>
+            </DescriptionListGroup>
+            <DescriptionListGroup>
+              <DescriptionListTerm>Started</DescriptionListTerm>
+              <DescriptionListDescription>{view.startedAt || '-'}</DescriptionListDescription>
+            </DescriptionListGroup>
+          </DescriptionList>
+          <Stack hasGutter>
+            <StackItem>
+              <ProgressBar row={view.controlPlane} />
+            </StackItem>
+            {view.pools.map((p) => (
+              <StackItem key={p.name}>
+                <ProgressBar row={{ ...p, name: `Pool ${p.name}` }} />
               </StackItem>
-              {view.pools.map((p) => (
-                <StackItem key={p.name}>
-                  <ProgressBar row={{ ...p, name: `Pool ${p.name}` }} />
-                </StackItem>
-              ))}
-            </Stack>
-          </CardBody>
-        </Card>
+            ))}
+          </Stack>
+        </TitledCard>
       </StackItem>
       <StackItem>
-        <Card>
-          <CardTitle component="h3">Completion over time</CardTitle>
-          <CardBody>
-            <CompletionPlot history={view.history} />
-          </CardBody>
-        </Card>
+        <TitledCard title="Completion over time">
+          <CompletionPlot history={view.history} />
+        </TitledCard>
       </StackItem>
       <StackItem>
-        <Card>
-          <CardTitle component="h3">Nodes by phase</CardTitle>
-          <CardBody>
-            <Stack hasGutter>
-              {view.nodeGroups.map((g) => (
-                <StackItem key={g.pool}>
-                  <NodeCells group={g} onPage={(offset, limit) => onNodesPage(g.pool, offset, limit)} />
-                </StackItem>
-              ))}
-            </Stack>
-          </CardBody>
-        </Card>
+        <TitledCard title="Nodes by phase">
+          <Stack hasGutter>
+            {view.nodeGroups.map((g) => (
+              <StackItem key={g.pool}>
+                <NodeCells group={g} onPage={(offset, limit) => onNodesPage(g.pool, offset, limit)} />
+              </StackItem>
+            ))}
+          </Stack>
+        </TitledCard>
       </StackItem>
       <StackItem>
-        <Card>
-          <CardTitle component="h3">Update health</CardTitle>
-          <CardBody>
-            <Table aria-label="Update health insights" variant="compact" data-testid="insights">
-              <Thead>
-                <Tr>
-                  <Th>Since</Th>
-                  <Th>Level</Th>
-                  <Th>Impact</Th>
-                  <Th>Message</Th>
+        <TitledCard title="Update health">
+          <Table aria-label="Update health insights" variant="compact" data-testid="insights">
+            <Thead>
+              <Tr>
+                <Th>Since</Th>
+                <Th>Level</Th>
+                <Th>Impact</Th>
+                <Th>Message</Th>
+              </Tr>
+            </Thead>
+            <Tbody>
+              {view.insights.items.map((i, index) => (
+                <Tr key={`${view.insights.offset + index}`}>
+                  <Td dataLabel="Since">{i.since}</Td>
+                  <Td dataLabel="Level">
+                    <Label color={LEVEL_COLOURS[i.level]}>{i.level}</Label>
+                  </Td>
+                  <Td dataLabel="Impact">{i.impact}</Td>
+                  <Td dataLabel="Message">
+                    {i.message}
+                    {i.description || i.reference || i.resources.length > 0 ? (
+                      <ExpandableSection toggleText="Details">
+                        <pre className="tessera-pre">{i.description}</pre>
+                        {i.resources.length > 0 ? <div>Resources: {i.resources.join(', ')}</div> : null}
+                        {i.reference ? <div>Reference: {i.reference}</div> : null}
+                      </ExpandableSection>
+                    ) : null}
+                  </Td>
                 </Tr>
-              </Thead>
-              <Tbody>
-                {view.insights.items.map((i, index) => (
-                  <Tr key={`${view.insights.offset + index}`}>
-                    <Td dataLabel="Since">{i.since}</Td>
-                    <Td dataLabel="Level">
-                      <Label color={LEVEL_COLOURS[i.level]}>{i.level}</Label>
-                    </Td>
-                    <Td dataLabel="Impact">{i.impact}</Td>
-                    <Td dataLabel="Message">
-                      {i.message}
-                      {i.description || i.reference || i.resources.length > 0 ? (
-                        <ExpandableSection toggleText="Details">
-                          <pre className="tessera-pre">{i.description}</pre>
-                          {i.resources.length > 0 ? <div>Resources: {i.resources.join(', ')}</div> : null}
-                          {i.reference ? <div>Reference: {i.reference}</div> : null}
-                        </ExpandableSection>
-                      ) : null}
-                    </Td>
-                  </Tr>
-                ))}
-              </Tbody>
-            </Table>
-            <Pager page={view.insights} label="Insights" onChange={onInsightsPage} />
-          </CardBody>
-        </Card>
+              ))}
+            </Tbody>
+          </Table>
+          <Pager page={view.insights} label="Insights" onChange={onInsightsPage} />
+        </TitledCard>
       </StackItem>
     </Stack>
   );

@@ -1,7 +1,18 @@
 // Small pieces every view uses. Everything shown is passed as text children: React escapes it, so markup in a
 // pod name, an annotation or a condition message is displayed, never run.
-import { Alert, Pagination, Skeleton } from '@patternfly/react-core';
+import { Alert, Card, CardBody, CardTitle, Pagination, Skeleton } from '@patternfly/react-core';
+import type { ReactNode } from 'react';
 import type { Page, Unavailable } from '../../view-types.js';
+
+/** One titled card of a view: its heading (h3, under the tab's), then its content. */
+export function TitledCard({ title, children }: { title: ReactNode; children: ReactNode }) {
+  return (
+    <Card>
+      <CardTitle component="h3">{title}</CardTitle>
+      <CardBody>{children}</CardBody>
+    </Card>
+  );
+}
 
 export function MissingSource({ view, missing }: { view: string; missing: string }) {
   return (
