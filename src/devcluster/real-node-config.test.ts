@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {
+  containerdSocketPath,
   cniBridgeConfig,
   cniPluginWrapper,
   containerdConfig,
@@ -29,6 +30,14 @@ describe('real node configuration', () => {
 
   it("keeps each node's cgroup apart from same-named clusters' by its slot", () => {
     expect(nodeCgroup('tessera', 'real-amd64-0', 3)).toBe('/tessera/tessera-real-amd64-0-3');
+  });
+
+  it("keeps containerd's sockets within a unix socket path's 107 bytes, however deep the node's folder", () => {
+    const deep = `/tmp/${'tessera-ci.abcdef/'.repeat(8)}real-nodes/real-amd64-0`;
+    const socket = containerdSocketPath(deep);
+    expect(Buffer.byteLength(`${socket}.ttrpc`)).toBeLessThanOrEqual(107);
+    expect(containerdSocketPath(deep)).toBe(socket);
+    expect(containerdSocketPath(`${deep}-other`)).not.toBe(socket);
   });
 
   it('maps a sysctl name to its /proc/sys file', () => {

@@ -2,6 +2,8 @@
 // configure containerd, the CNI bridge, the kubelet and kube-proxy, and the kernel settings the kubelet changes.
 // Pure: ./real-nodes.ts writes these files and runs the processes. The settings are those found to work on this
 // project's machines (cgroup v1 hybrid, no CAP_SYS_RESOURCE, no systemd): see the README's "Real nodes".
+import { createHash } from 'node:crypto';
+import path from 'node:path';
 import { stringify } from 'yaml';
 
 /** Host side of a node's veth link: 10.87.<slot>.1; node side 10.87.<slot>.2; pods 10.88.<slot>.0/24. */
@@ -77,6 +79,19 @@ export function sysctlPath(name: string): string {
 }
 
 /** The name containerd gives the sandbox image imported at node start (built here, never pulled). */
+/** Where the nodes' containerd sockets live: a short path of its own, removed by `dev down` when empty. */
+export const CONTAINERD_SOCKET_ROOT = '/run/tessera-nodes';
+
+/**
+ * A node's containerd socket. A unix socket path has at most 107 bytes and the node's folder sits under the
+ * cluster's state folder (under TMPDIR in CI: too long for `containerd.sock.ttrpc`), so the socket gets a short
+ * folder named by a hash of the node's folder.
+ */
+export function containerdSocketPath(nodeDir: string): string {
+  const id = createHash('sha256').update(path.resolve(nodeDir)).digest('hex').slice(0, 16);
+  return path.posix.join(CONTAINERD_SOCKET_ROOT, id, 'containerd.sock');
+}
+
 export const PAUSE_IMAGE = 'tessera.dev/dev/pause:1';
 
 /**

@@ -13,6 +13,7 @@ import {
   readdirSync,
   readFileSync,
   rmdirSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
@@ -23,8 +24,10 @@ import { DevClusterError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { filesImage, ociLayoutArchive } from './oci-archive.js';
 import {
+  CONTAINERD_SOCKET_ROOT,
   KUBELET_GLOBAL_SYSCTLS,
   PAUSE_IMAGE,
+  containerdSocketPath,
   cniBridgeConfig,
   cniPluginWrapper,
   containerdConfig,
@@ -278,7 +281,8 @@ async function startNode(
   const d = (...parts: string[]): string => path.join(node.dir, ...parts);
   for (const dir of ['containerd', 'cni-bin', 'net.d', 'certs.d', 'kubelet', 'logs', 'ipam'])
     mkdirSync(d(dir), { recursive: true, mode: 0o700 });
-  const socket = d('containerd', 'containerd.sock');
+  const socket = containerdSocketPath(node.dir);
+  mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 });
   const b = info.binaries;
   // The CNI plugins run in the node's namespace (containerd runs in the host's).
   for (const [plugin, binary] of [
@@ -558,7 +562,7 @@ export async function stopRealNodes(state: RealNodesState, ctrBinary: string): P
     const proxy = node.processes['kube-proxy'];
     if (proxy) await stopProcess(proxy);
     if (kubelet) await stopProcess(kubelet);
-    const socket = path.join(node.dir, 'containerd', 'containerd.sock');
+    const socket = containerdSocketPath(node.dir);
     // Tasks deleted through containerd end their shims cleanly (each removes its socket in /run/containerd/s).
     if (containerd && isRunning(containerd) && existsSync(ctrBinary)) {
       await stopContainers(ctrBinary, socket).catch(() => undefined);
@@ -586,6 +590,7 @@ export async function stopRealNodes(state: RealNodesState, ctrBinary: string): P
       await run('ip', ['link', 'delete', node.addresses.hostLink]).catch(() => undefined);
     }
     removeCgroup(node.cgroup);
+    rmSync(path.dirname(socket), { recursive: true, force: true });
     if (mountsUnder(node.dir).length > 0) problems.push(`mounts remain under ${node.dir}`);
     if (cgroupPids(node.cgroup).length > 0) problems.push(`processes remain in cgroup ${node.cgroup}`);
   }
@@ -597,6 +602,7 @@ export async function stopRealNodes(state: RealNodesState, ctrBinary: string): P
     }
   }
   if (!state.runContainerdExisted) removeEmptyDirs('/run/containerd');
+  removeEmptyDirs(CONTAINERD_SOCKET_ROOT);
   if (problems.length > 0) {
     throw new DevClusterError(
       'TESSERA_DEVCLUSTER_REAL_NODE_FAILED',
