@@ -17,6 +17,7 @@ import {
   type SharedInformer,
   type Timer,
   SharedInformerFactory,
+  shareStrings,
   silentLogger,
 } from '../runtime/index.js';
 import type { NodePool } from '../nodepool/api/types.js';
@@ -29,7 +30,12 @@ import { mcoImageOf } from '../updatestatus/snapshot.js';
 import type { UpdateStatusReport } from '../updatestatus/assess.js';
 import { buildNodePoolView } from './nodepool-view.js';
 import { pageRequestFrom } from './paging.js';
-import { buildPlacementView, explainPod, type PlacementPod } from './placement-view.js';
+import {
+  buildPlacementView,
+  explainPod,
+  projectPodForDashboard,
+  type PlacementPod,
+} from './placement-view.js';
 import { appendSample, assessForView, buildUpdateView, completionSample } from './update-view.js';
 import type {
   CompletionSample,
@@ -74,7 +80,10 @@ export class LiveDashboardData implements DashboardData {
   private readonly coalesceMs: number;
   private readonly listeners = new Set<(notice: ChangeNotice) => void>();
   private readonly dirty = new Set<ViewName>();
+  /** Counts every change; what clients are told. */
   private revision = 0;
+  /** The revision of each view's last change: a view is recomputed only when its own inputs changed. */
+  private readonly viewRevisions = new Map<ViewName, number>();
   private timer: Timer | undefined;
   private history: CompletionSample[] = [];
   /** The assessment of the current revision (computed once however many clients ask). */
@@ -102,7 +111,12 @@ export class LiveDashboardData implements DashboardData {
     this.factory = f;
     this.events = new ResourceClient<KubeObject>(options.client, CoreEvents);
     this.inputs = clusterInputInformers(f, { openShiftOptional: true });
-    this.pods = f.informerFor({ type: Pods });
+    // Every pod of the cluster, tenants' included: only what the view and explain read is kept (see
+    // projectPodForDashboard), so the cache's size does not follow the size of the pods tenants write.
+    this.pods = f.informerFor({
+      type: Pods,
+      transform: (pod: ObservedPod & KubeObject) => shareStrings(projectPodForDashboard(pod)),
+    });
     this.placementConfigs = f.informerFor({ type: ClusterPodPlacementConfigs, optional: true });
     this.nodePools = f.informerFor({ type: NodePools, optional: true });
 
@@ -149,11 +163,12 @@ export class LiveDashboardData implements DashboardData {
     // Pages opened together (or reloaded) within a second of each other on an unchanged cluster share one
     // computation. One entry per view, each a page of rows: bounded in size as well as in number.
     const key = query.toString();
+    const revision = this.viewRevision(name);
     const memo = this.memo.get(name);
-    if (memo && memo.revision === this.revision && memo.key === key && nowMs - memo.atMs < VIEW_MEMO_MS)
+    if (memo && memo.revision === revision && memo.key === key && nowMs - memo.atMs < VIEW_MEMO_MS)
       return memo.value;
     const value = this.computeView(name, query, nowMs);
-    this.memo.set(name, { revision: this.revision, key, atMs: nowMs, value });
+    this.memo.set(name, { revision, key, atMs: nowMs, value });
     return value;
   }
 
@@ -211,7 +226,8 @@ export class LiveDashboardData implements DashboardData {
   }
 
   private assessment(nowMs: number): UpdateStatusReport | Unavailable {
-    if (this.assessed?.revision === this.revision) return this.assessed.report;
+    const revision = this.viewRevision('update');
+    if (this.assessed?.revision === revision) return this.assessed.report;
     const now = BigInt(Math.floor(nowMs)) * 1_000_000n;
     const report = assessForView(
       {
@@ -230,13 +246,20 @@ export class LiveDashboardData implements DashboardData {
       now,
     );
     if (!('available' in report)) this.history = appendSample(this.history, completionSample(report, now));
-    this.assessed = { revision: this.revision, report };
+    this.assessed = { revision, report };
     return report;
   }
 
+  private viewRevision(name: ViewName): number {
+    return this.viewRevisions.get(name) ?? 0;
+  }
+
   private changed(views: readonly ViewName[]): void {
-    for (const v of views) this.dirty.add(v);
     this.revision++;
+    for (const v of views) {
+      this.dirty.add(v);
+      this.viewRevisions.set(v, this.revision);
+    }
     if (this.timer !== undefined) return;
     this.timer = this.clock.setTimer(() => {
       this.timer = undefined;

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ANNOTATIONS, ARCH_LABEL, LABELS, SCHEDULING_GATE } from '../podplacement/constants.js';
 import { renderObservation, observePlacement } from '../podplacement/explain.js';
-import { buildPlacementView, explainPod, MAX_IMAGE_CHARS, type PlacementPod } from './placement-view.js';
+import {
+  buildPlacementView,
+  explainPod,
+  MAX_IMAGE_CHARS,
+  projectPodForDashboard,
+  type PlacementPod,
+} from './placement-view.js';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 
@@ -167,5 +173,57 @@ describe('the Pod placement view', () => {
     expect(explanation).toMatchObject({ namespace: 'ns', name: 'web' });
     expect(explanation.text).toBe(renderObservation(observePlacement(p, events)));
     expect(explanation.text).toContain('still on');
+  });
+});
+
+describe("the dashboard's pod cache projection", () => {
+  it("keeps what the view and explain read and drops what a tenant's large pod is made of", () => {
+    const bulk = 'x'.repeat(200_000);
+    const large = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        namespace: 'tenant',
+        name: 'big',
+        uid: 'u-1',
+        creationTimestamp: '2026-01-01T11:00:00Z',
+        deletionTimestamp: '2026-01-01T11:59:00Z',
+        labels: { app: 'big', [LABELS.imageInspectError]: '' },
+        annotations: { [ANNOTATIONS.imageInspectError]: 'registry said no', 'tenant/blob': bulk },
+      },
+      spec: {
+        nodeName: 'n-arm',
+        schedulingGates: [{ name: SCHEDULING_GATE }],
+        containers: [{ name: 'c', image: 'quay.io/app/web:1', env: [{ name: 'BLOB', value: bulk }] }],
+        affinity: {
+          nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
+        },
+      },
+      status: {
+        phase: 'Pending',
+        conditions: [
+          {
+            type: 'PodScheduled',
+            status: 'False',
+            lastTransitionTime: '2026-01-01T11:00:01Z',
+            message: bulk,
+          },
+          { type: 'Ready', status: 'False', message: bulk },
+        ],
+      },
+    };
+    const kept = projectPodForDashboard(large);
+    expect(JSON.stringify(kept).length).toBeLessThan(1_000);
+    expect(kept.metadata?.annotations).toEqual({ [ANNOTATIONS.imageInspectError]: 'registry said no' });
+    expect(kept.status).toEqual({
+      phase: 'Pending',
+      conditions: [{ type: 'PodScheduled', status: 'False', lastTransitionTime: '2026-01-01T11:00:01Z' }],
+    });
+    // The view and explain say the same of the projection as of the whole pod.
+    const view = (p: PlacementPod) => buildPlacementView({ pods: [p], nodes, operatorConfigured: true }, NOW);
+    expect(view(kept)).toEqual(view(large));
+    expect(renderObservation(observePlacement(kept, []))).toBe(
+      renderObservation(observePlacement(large, [])),
+    );
   });
 });

@@ -11,6 +11,7 @@ import {
   observePlacement,
   renderObservation,
 } from '../podplacement/explain.js';
+import { projectGatedPod } from '../podplacement/pod-projection.js';
 import { type PageRequest, FIRST_PAGE, pageOf } from './paging.js';
 import type {
   ArchitectureRow,
@@ -19,6 +20,29 @@ import type {
   PlacementView,
   PodExplanation,
 } from './view-types.js';
+
+type PodStatus = NonNullable<ObservedPod['status']>;
+
+/**
+ * What the dashboard's pod cache keeps of each pod: what pod placement's own cache keeps (projectGatedPod: names,
+ * labels, the operator's annotations, nodeName, gates, node affinity, images, pull-secret names), plus what this
+ * view and `explain` read besides (deletionTimestamp, phase, the PodScheduled condition). Applied as each pod is
+ * decoded, so a tenant's 1.5 MB pod (env, command, annotations) costs the cache a few hundred bytes, as it costs
+ * the operator's.
+ */
+export function projectPodForDashboard<P extends ObservedPod>(pod: P): P {
+  const projected: ObservedPod & { metadata?: { deletionTimestamp?: string } } = projectGatedPod(pod);
+  const deletionTimestamp = (pod.metadata as { deletionTimestamp?: string } | undefined)?.deletionTimestamp;
+  if (deletionTimestamp !== undefined) projected.metadata = { ...projected.metadata, deletionTimestamp };
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled');
+  const status: { -readonly [K in keyof PodStatus]: PodStatus[K] } = {};
+  if (pod.status?.phase !== undefined) status.phase = pod.status.phase;
+  if (scheduled !== undefined)
+    status.conditions = [
+      { type: scheduled.type, status: scheduled.status, lastTransitionTime: scheduled.lastTransitionTime },
+    ];
+  return (pod.status === undefined ? projected : { ...projected, status }) as P;
+}
 
 /** The parts of a pod the view reads. */
 export interface PlacementPod {
