@@ -1,26 +1,26 @@
-// When the KubeClient asks the API server again: as client-go's rest client does, on a 429 with Retry-After (for
-// any method: the server did not process it) or a 5xx with Retry-After to a read; never more than 10 attempts.
+// When the KubeClient asks the API server again: as client-go's rest client does, on a 429 or a 5xx with Retry-After,
+// for any method (the server sends it only for requests it turned away); never more than 10 attempts.
 import { describe, expect, it } from 'vitest';
 import { MAX_RETRY_AFTER_ATTEMPTS, retryAfterDelayMs } from './client.js';
 import { ApiStatusError } from './errors.js';
 import { withScriptedApiServer } from './testing/index.js';
 
 describe('retryAfterDelayMs', () => {
-  it('waits what the server says on a 429, for any method', () => {
-    expect(retryAfterDelayMs(429, '1', 'GET', 1)).toBe(1000);
-    expect(retryAfterDelayMs(429, '2', 'PATCH', 1)).toBe(2000);
-    expect(retryAfterDelayMs(429, ['1', '5'], 'POST', 3)).toBe(1000);
+  it('waits what the server says on a 429 or a 5xx', () => {
+    expect(retryAfterDelayMs(429, '1', 1)).toBe(1000);
+    expect(retryAfterDelayMs(503, '2', 1)).toBe(2000);
+    expect(retryAfterDelayMs(500, ['1', '5'], 3)).toBe(1000);
   });
-  it('retries a 5xx only for reads, and nothing without a Retry-After in whole seconds', () => {
-    expect(retryAfterDelayMs(503, '1', 'GET', 1)).toBe(1000);
-    expect(retryAfterDelayMs(503, '1', 'POST', 1)).toBeUndefined();
-    expect(retryAfterDelayMs(429, undefined, 'GET', 1)).toBeUndefined();
-    expect(retryAfterDelayMs(429, 'Wed, 21 Oct 2015 07:28:00 GMT', 'GET', 1)).toBeUndefined();
-    expect(retryAfterDelayMs(409, '1', 'GET', 1)).toBeUndefined();
+  it('takes any other answer as it is, and nothing without a Retry-After in whole seconds', () => {
+    expect(retryAfterDelayMs(429, undefined, 1)).toBeUndefined();
+    expect(retryAfterDelayMs(503, undefined, 1)).toBeUndefined();
+    expect(retryAfterDelayMs(429, 'Wed, 21 Oct 2015 07:28:00 GMT', 1)).toBeUndefined();
+    expect(retryAfterDelayMs(409, '1', 1)).toBeUndefined();
+    expect(retryAfterDelayMs(404, '1', 1)).toBeUndefined();
   });
   it('caps the wait and the attempts', () => {
-    expect(retryAfterDelayMs(429, '3600', 'GET', 1)).toBe(10_000);
-    expect(retryAfterDelayMs(429, '1', 'GET', MAX_RETRY_AFTER_ATTEMPTS)).toBeUndefined();
+    expect(retryAfterDelayMs(429, '3600', 1)).toBe(10_000);
+    expect(retryAfterDelayMs(429, '1', MAX_RETRY_AFTER_ATTEMPTS)).toBeUndefined();
   });
 });
 
@@ -59,18 +59,40 @@ describe('KubeClient and Retry-After', () => {
     );
   });
 
-  it('does not ask again when a write fails with a 5xx, even with a Retry-After', async () => {
+  it('creates the object when a CRD update first turned the POST away with 503 and Retry-After', async () => {
+    await withScriptedApiServer(
+      (call) =>
+        call === 1
+          ? {
+              status: 503,
+              headers: { 'retry-after': '0' },
+              body: {
+                kind: 'Status',
+                code: 503,
+                reason: 'ServiceUnavailable',
+                message: 'apiserver is shutting down',
+              },
+            }
+          : { status: 201, body: { kind: 'Thing', metadata: { name: 'a' } } },
+      async (client, { calls }) => {
+        const created = await client.request({ method: 'POST', path: '/apis/x', body: { kind: 'Thing' } });
+        expect(created).toMatchObject({ metadata: { name: 'a' } });
+        expect(calls()).toBe(2);
+      },
+    );
+  });
+
+  it('does not ask again when a write fails with a 5xx without Retry-After', async () => {
     await withScriptedApiServer(
       () => ({
-        status: 503,
-        headers: { 'retry-after': '0' },
-        body: { kind: 'Status', code: 503, reason: 'ServiceUnavailable', message: 'down' },
+        status: 500,
+        body: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd leader changed' },
       }),
       async (client, { calls }) => {
         const err = await client
           .request({ method: 'POST', path: '/apis/x', body: { kind: 'Thing' } })
           .catch((e: unknown) => e);
-        expect((err as ApiStatusError).statusCode).toBe(503);
+        expect((err as ApiStatusError).statusCode).toBe(500);
         expect(calls()).toBe(1);
       },
     );

@@ -73,18 +73,18 @@ const MAX_RETRY_AFTER_MS = 10_000;
 
 /**
  * How long to wait before asking again, or undefined to take the answer as it is: the API server's Retry-After
- * (whole seconds) on a 429 (any method: the request was not processed) or on a 5xx to a read, for at most
- * MAX_RETRY_AFTER_ATTEMPTS attempts, as client-go's rest client does.
+ * (whole seconds) on a 429 or a 5xx, for any method, for at most MAX_RETRY_AFTER_ATTEMPTS attempts, as client-go's
+ * rest client does (checkWait). The server sends Retry-After only for requests it turned away unprocessed: a write
+ * that reaches a CRD's storage while an update of that CRD replaces it gets "503 apiserver is shutting down" with
+ * Retry-After: 1, and succeeds when asked again.
  */
 export function retryAfterDelayMs(
   statusCode: number,
   retryAfter: string | string[] | undefined,
-  method: string,
   attempt: number,
 ): number | undefined {
   if (attempt >= MAX_RETRY_AFTER_ATTEMPTS) return undefined;
-  if (!(statusCode === 429 || (statusCode >= 500 && (method === 'GET' || method === 'HEAD'))))
-    return undefined;
+  if (!(statusCode === 429 || statusCode >= 500)) return undefined;
   const value = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
   if (value === undefined || !/^\d{1,6}$/.test(value.trim())) return undefined;
   return Math.min(Number(value.trim()) * 1000, MAX_RETRY_AFTER_MS);
@@ -202,7 +202,7 @@ export class KubeClient {
   private async send(opts: RequestOptions, timeoutMs: number): Promise<Dispatcher.ResponseData> {
     for (let attempt = 1; ; attempt++) {
       const res = await this.sendOnce(opts, timeoutMs);
-      const waitMs = retryAfterDelayMs(res.statusCode, res.headers['retry-after'], opts.method, attempt);
+      const waitMs = retryAfterDelayMs(res.statusCode, res.headers['retry-after'], attempt);
       if (waitMs === undefined) return res;
       await res.body.dump().catch(() => undefined);
       await realClock.sleep(waitMs, opts.signal);
