@@ -64,6 +64,12 @@ export const SYSTEM_TOOLS: readonly SystemTool[] = [
     neededBy: "the real-node test runs the CNI plugins inside the node's network namespace",
   },
   {
+    command: 'busybox',
+    debianPackage: 'busybox-static',
+    neededBy:
+      "OLM's util image on the real node needs a static cp (test/integration/devcluster/real-pods.test.ts)",
+  },
+  {
     command: 'chromium',
     debianPackage: 'chromium',
     neededBy: 'the dashboard browser test drives /usr/bin/chromium',

@@ -52,6 +52,8 @@ export type BinaryName =
   | 'olm-validate'
   | 'olm'
   | 'catalog'
+  /** OLM's bundle copier, which its util image carries for bundle-unpack Jobs (real-node OLM test). */
+  | 'cpb'
   | 'kubelet'
   | 'kube-proxy'
   | 'containerd'
@@ -94,6 +96,7 @@ const COMPONENT_OF: Readonly<Record<BinaryName, BuildComponent>> = {
   'olm-validate': 'olm-validate',
   olm: 'olm',
   catalog: 'olm',
+  cpb: 'olm',
   kubelet: 'kubernetes',
   'kube-proxy': 'kubernetes',
   containerd: 'containerd',
@@ -258,6 +261,7 @@ export function binaryPaths(
     'olm-validate': path.join(bin, `olm-validate-${versions.operatorFrameworkApi}`, 'olm-validate'),
     olm: path.join(olm, 'olm'),
     catalog: path.join(olm, 'catalog'),
+    cpb: path.join(olm, 'cpb'),
     kubelet: path.join(k8s, 'kubelet'),
     'kube-proxy': path.join(k8s, 'kube-proxy'),
     containerd: path.join(containerd, 'containerd'),

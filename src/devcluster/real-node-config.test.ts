@@ -5,7 +5,7 @@ import {
   cniBridgeConfig,
   cniPluginWrapper,
   containerdConfig,
-  freeNodeSlots,
+  hostUsesSlot,
   kubeletConfiguration,
   kubeProxyConfiguration,
   nodeAddresses,
@@ -21,11 +21,15 @@ describe('real node configuration', () => {
     expect(() => nodeAddresses(256)).toThrow(RangeError);
   });
 
-  it('picks slots no address or interface on the host uses', () => {
-    expect(freeNodeSlots(2, ['10.87.0.1', '10.87.2.2'], ['tessera-n1'])).toEqual([3, 4]);
-    expect(freeNodeSlots(1, [], [])).toEqual([0]);
-    const every = Array.from({ length: 256 }, (_, i) => `10.87.${i}.1`);
-    expect(freeNodeSlots(1, every, [])).toBeUndefined();
+  it('counts a slot as taken when any of its addresses or its interface is on the host', () => {
+    const addresses = new Set(['10.87.0.1', '10.87.2.2']);
+    const links = new Set(['tessera-n1']);
+    expect([0, 1, 2, 3].map((slot) => hostUsesSlot(slot, addresses, links))).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
   });
 
   it("keeps each node's cgroup apart from same-named clusters' by its slot", () => {

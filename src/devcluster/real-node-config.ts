@@ -42,22 +42,16 @@ export function nodeAddresses(slot: number): RealNodeAddresses {
 }
 
 /**
- * The first `count` slots not taken by an address or interface already on the host (another cluster's real nodes,
- * or anything else using 10.87.x.1). Undefined when fewer than `count` are free.
+ * True when an address or interface already on the host (another cluster's real node, or anything else using
+ * 10.87.x.1) takes `slot`. Slots held by clusters still starting are told by their locks (./real-node-slots.ts).
  */
-export function freeNodeSlots(
-  count: number,
-  hostAddresses: readonly string[],
-  hostLinks: readonly string[],
-): number[] | undefined {
-  const addresses = new Set(hostAddresses);
-  const links = new Set(hostLinks);
-  const free: number[] = [];
-  for (let slot = 0; slot <= MAX_NODE_SLOT && free.length < count; slot++) {
-    const a = nodeAddresses(slot);
-    if (!addresses.has(a.hostIp) && !addresses.has(a.nodeIp) && !links.has(a.hostLink)) free.push(slot);
-  }
-  return free.length === count ? free : undefined;
+export function hostUsesSlot(
+  slot: number,
+  hostAddresses: ReadonlySet<string>,
+  hostLinks: ReadonlySet<string>,
+): boolean {
+  const a = nodeAddresses(slot);
+  return hostAddresses.has(a.hostIp) || hostAddresses.has(a.nodeIp) || hostLinks.has(a.hostLink);
 }
 
 /**

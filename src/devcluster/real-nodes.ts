@@ -31,7 +31,7 @@ import {
   cniBridgeConfig,
   cniPluginWrapper,
   containerdConfig,
-  freeNodeSlots,
+  hostUsesSlot,
   kubeProxyConfiguration,
   kubeletConfiguration,
   nodeAddresses,
@@ -41,8 +41,17 @@ import {
   type RealNodeAddresses,
 } from './real-node-config.js';
 import {
+  SLOT_LOCK_DIR,
+  addSlotOwners,
+  claimNodeSlots,
+  recordSysctlBaseline,
+  releaseNodeSlots,
+  takeSysctlsToRestore,
+} from './real-node-slots.js';
+import {
   isAlive,
   isRunning,
+  processStartTicks,
   spawnComponent,
   stopProcess,
   waitUntilHealthy,
@@ -65,7 +74,10 @@ export interface RealNodeState {
 
 export interface RealNodesState {
   readonly nodes: readonly RealNodeState[];
-  /** The global sysctls as found before the first node started; `dev down` writes them back. */
+  /**
+   * The global sysctls as found before the first real node on this machine started (recorded machine-wide by the
+   * first of the clusters running at once); the last cluster's `dev down` writes them back.
+   */
   readonly sysctls: Readonly<Record<string, string>>;
   /** Whether /run/containerd existed before (the shims keep their sockets there). */
   readonly runContainerdExisted: boolean;
@@ -79,7 +91,12 @@ export interface RealNodeClusterInfo {
   readonly caFile: string;
   readonly caKeyFile: string;
   readonly serviceCidr: string;
-  readonly registry?: { readonly host: string; readonly caFile: string };
+  readonly registry?: {
+    readonly host: string;
+    readonly caFile: string;
+    /** The registry's credentials, given to the node as a cluster's global pull secret is (below). */
+    readonly dockerConfigJsonFile?: string;
+  };
   readonly binaries: BinaryPaths;
   readonly kubernetesVersion: string;
   readonly timeoutMs: number;
@@ -169,9 +186,9 @@ async function hostNetwork(): Promise<{ addresses: string[]; links: string[] }> 
 }
 
 /**
- * Creates each node's network namespace and veth link (the host end carries the address the API server listens
- * on, so this runs before the API server starts). `previous` is the state of a run that was not stopped cleanly:
- * its recorded sysctls are kept, as the current ones may be the kubelet's.
+ * Claims a slot per node (see ./real-node-slots.ts: safe against other clusters starting at the same time) and
+ * records the sysctls to restore; the networks are made by `createNodeNetwork`. `previous` is the state of a run
+ * that was not stopped cleanly: its recorded sysctls are kept, as the current ones may be the kubelet's.
  */
 export async function prepareRealNodeNetworks(
   info: { clusterName: string; stateDir: string; count: number; serviceCidr: string },
@@ -180,17 +197,23 @@ export async function prepareRealNodeNetworks(
   const problem = realNodeSupportProblem();
   if (problem) throw new DevClusterError('TESSERA_DEVCLUSTER_REAL_NODES_UNSUPPORTED', problem);
   const host = await hostNetwork();
-  const slots = freeNodeSlots(info.count, host.addresses, host.links);
+  const addresses = new Set(host.addresses);
+  const links = new Set(host.links);
+  const inUse = (slot: number): boolean => hostUsesSlot(slot, addresses, links);
+  const names = Array.from({ length: info.count }, (_, index) => realNodeName(index));
+  const dirs = names.map((name) => path.join(info.stateDir, 'real-nodes', name));
+  const startTicks = processStartTicks(process.pid);
+  const slots = claimNodeSlots(dirs, inUse, { pid: process.pid, ...(startTicks ? { startTicks } : {}) });
   if (!slots) {
     throw new DevClusterError(
       'TESSERA_DEVCLUSTER_REAL_NODE_FAILED',
-      `no ${info.count} free 10.87.x.0/30 links for real nodes; stop other clusters' real nodes first`,
+      `no ${info.count} free 10.87.x.0/30 links for real nodes (each live real node on this machine holds one, see ${SLOT_LOCK_DIR}); stop other clusters' real nodes first`,
     );
   }
   const state: RealNodesState = {
     nodes: slots.map((slot, index) => {
-      const name = realNodeName(index);
-      const dir = path.join(info.stateDir, 'real-nodes', name);
+      const name = names[index] ?? realNodeName(index);
+      const dir = dirs[index] ?? path.join(info.stateDir, 'real-nodes', name);
       return {
         name,
         dir,
@@ -200,7 +223,8 @@ export async function prepareRealNodeNetworks(
         processes: {},
       };
     }),
-    sysctls: previous?.sysctls ?? readSysctls(),
+    // After the slots are held, so a cluster stopping meanwhile sees this one and leaves the baseline in place.
+    sysctls: recordSysctlBaseline(() => ({ ...(previous?.sysctls ?? readSysctls()) })),
     runContainerdExisted: previous?.runContainerdExisted ?? existsSync('/run/containerd'),
   };
   return state;
@@ -259,6 +283,15 @@ export async function startRealNodes(
     info.log(`starting real node ${node.name} (containerd, kubelet, kube-proxy)`);
     const processes: Partial<Record<RealNodeComponent, ComponentProcess>> = {};
     const update = (): void => {
+      // The node's processes keep its slot held once this process (`dev up`) exits.
+      addSlotOwners(
+        node.addresses.slot,
+        node.dir,
+        Object.values(processes).map((p) => ({
+          pid: p.pid,
+          ...(p.startTicks ? { startTicks: p.startTicks } : {}),
+        })),
+      );
       current = {
         ...current,
         nodes: current.nodes.map((n, i) => (i === index ? { ...n, processes: { ...processes } } : n)),
@@ -296,6 +329,13 @@ async function startNode(
   }
   writeFileSync(d('net.d', '10-tessera.conflist'), cniBridgeConfig(node.addresses, d('ipam')));
   if (info.registry) {
+    // The kubelet reads pull credentials from config.json in its root directory (as OpenShift nodes get the
+    // global pull secret): pods pull from the local registry without pull secrets of their own, as deploy/'s do.
+    if (info.registry.dockerConfigJsonFile) {
+      writeFileSync(d('kubelet', 'config.json'), readFileSync(info.registry.dockerConfigJsonFile), {
+        mode: 0o600,
+      });
+    }
     mkdirSync(d('certs.d', info.registry.host), { recursive: true });
     writeFileSync(
       d('certs.d', info.registry.host, 'hosts.toml'),
@@ -594,7 +634,10 @@ export async function stopRealNodes(state: RealNodesState, ctrBinary: string): P
     if (mountsUnder(node.dir).length > 0) problems.push(`mounts remain under ${node.dir}`);
     if (cgroupPids(node.cgroup).length > 0) problems.push(`processes remain in cgroup ${node.cgroup}`);
   }
-  for (const [name, value] of Object.entries(state.sysctls)) {
+  // Only the last cluster with real nodes on this machine writes the sysctls back: the others' kubelets run.
+  releaseNodeSlots(state.nodes.map((n) => ({ slot: n.addresses.slot, nodeDir: n.dir })));
+  const restore = takeSysctlsToRestore(state.sysctls);
+  for (const [name, value] of Object.entries(restore ?? {})) {
     try {
       writeFileSync(sysctlPath(name), value);
     } catch {

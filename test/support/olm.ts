@@ -44,7 +44,11 @@ export interface Olm {
  * synced their caches and started their workers. Builds the binaries first if they are missing (minutes, once).
  * Call `stop()` in afterAll (before stopping the cluster).
  */
-export async function startOlm(cluster: DevCluster): Promise<Olm> {
+export async function startOlm(
+  cluster: DevCluster,
+  /** The images of the pods the catalog operator creates; default: upstream's names of the releases built here. */
+  images?: { readonly opm: string; readonly util: string },
+): Promise<Olm> {
   const binaries = await ensureBinaries(['kubectl', ...OLM_TEST_BINARIES]);
   const dir = path.join(cluster.stateDir, 'olm');
   mkdirSync(dir, { recursive: true });
@@ -85,8 +89,8 @@ export async function startOlm(cluster: DevCluster): Promise<Olm> {
       '--writeStatusName=',
       // Images of the pods the catalog operator creates (bundle unpack Jobs, registry pods); kwok does not run
       // them, but the Jobs name them, so pin the releases built here instead of upstream's `latest`.
-      `--opmImage=quay.io/operator-framework/opm:${versionOf(binaries.opm)}`,
-      `--util-image=quay.io/operator-framework/olm:${versionOf(binaries.olm)}`,
+      `--opmImage=${images?.opm ?? `quay.io/operator-framework/opm:${versionOf(binaries.opm)}`}`,
+      `--util-image=${images?.util ?? `quay.io/operator-framework/olm:${versionOf(binaries.olm)}`}`,
     ]);
     started.push(catalog);
     for (const proc of [olm, catalog])
