@@ -1,12 +1,16 @@
-// `npm run bench -- updatestatus [command|controller|informers ...]` (all three without a name):
+// `npm run bench -- updatestatus [command|controller|informers|informers-listmap ...]` (all without a name):
 // - command: `tessera upgrade status --details=all --mock-clusterversion` on a synthetic cluster scaled from a
 //   shared oc snapshot (5,000 nodes in 10 pools, 60 operators; then 10,000 nodes): whole command (read + parse +
 //   assess + render) against the floor of only reading and parsing the same files. Each measurement runs in a fresh
 //   child process so peak RSS belongs to that work alone; times are medians.
 // - controller: the update status controller on a real API server, 100 node changes/s on 5,000 nodes.
 // - informers: the same with three informers writing at once (the controller's, pod placement's, NodePools').
+// - informers-listmap: informers again with the CRD as it was (insight lists a map keyed by uid), to compare under
+//   the same load (metrics `informers_listmap_*`, no goals).
+// TESSERA_BENCH_UPDATESTATUS_DUMP=FILE writes the informers' final UpdateStatus there, managedFields included (the
+// input of bench/tools/updatestatus-apply-cost.ts).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { setMaxListeners } from 'node:events';
@@ -25,13 +29,14 @@ import { SharedInformerFactory } from '../src/runtime/cache/informer-factory.js'
 import { KubeClient } from '../src/runtime/client.js';
 import type { KubeObject } from '../src/runtime/object.js';
 import { ResourceClient } from '../src/runtime/resource-client.js';
-import { Nodes } from '../src/runtime/resources.js';
-import { UpdateStatuses, installUpdateStatusCrd } from '../src/updatestatus/api/install.js';
+import { Nodes, Namespaces } from '../src/runtime/resources.js';
+import { UpdateStatuses } from '../src/updatestatus/api/install.js';
+import { updateStatusCrd } from '../src/updatestatus/api/crd.js';
+import { applyCrds } from '../src/runtime/crds.js';
 import type { UpdateStatus } from '../src/updatestatus/api/schema.js';
 import { createUpdateStatusController } from '../src/updatestatus/controller.js';
 import { InsightPublisher } from '../src/updatestatus/informer.js';
 import { Manager } from '../src/runtime/manager.js';
-import { Namespaces } from '../src/runtime/resources.js';
 import { realClock } from '../src/runtime/clock.js';
 import { createLogger } from '../src/runtime/logging.js';
 import { RegistryFailureWindow, podPlacementContribution } from '../src/podplacement/update-insights.js';
@@ -216,7 +221,44 @@ export interface UpdatingCluster {
   readonly finishNode: (name: string) => Promise<unknown>;
 }
 
-export async function startUpdatingCluster(name: string): Promise<UpdatingCluster> {
+/**
+ * How the UpdateStatus CRD declares each informer's insight list: `atomic` as Tessera's CRD does, or `map` keyed by
+ * uid as the reference API and Tessera before it (one managedFields entry per field of every insight), to compare.
+ */
+export type InsightListType = 'atomic' | 'map';
+
+/** Tessera's UpdateStatus CRD with the insight lists declared as `listType`. */
+function updateStatusCrdWith(listType: InsightListType): KubeObject {
+  const crd = updateStatusCrd() as unknown as KubeObject;
+  if (listType === 'atomic') return crd;
+  const visit = (node: unknown, key: string): void => {
+    if (node === null || typeof node !== 'object') return;
+    const schema = node as Record<string, unknown>;
+    if (key === 'insights' && schema.type === 'array') {
+      schema['x-kubernetes-list-type'] = 'map';
+      schema['x-kubernetes-list-map-keys'] = ['uid'];
+    }
+    for (const [k, v] of Object.entries(schema)) visit(v, k);
+  };
+  visit(crd, '');
+  return crd;
+}
+
+/** CPU seconds process `pid` has used (/proc/<pid>/stat utime + stime), NaN where /proc cannot tell. */
+function processCpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15, in clock ticks (100 a second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export async function startUpdatingCluster(
+  name: string,
+  insightLists: InsightListType = 'atomic',
+): Promise<UpdatingCluster> {
   const cluster = await startDevCluster({
     name,
     nodes: 'none',
@@ -225,7 +267,7 @@ export async function startUpdatingCluster(name: string): Promise<UpdatingCluste
   const client = new KubeClient(await cluster.kubeConfig());
   try {
     await installOpenShiftDevCrds(client);
-    await installUpdateStatusCrd(client);
+    await applyCrds(client, [updateStatusCrdWith(insightLists)], { fieldManager: 'tessera-updatestatus' });
     const pools = Array.from({ length: POOLS }, (_, i) =>
       i === 0 ? 'master' : i === 1 ? 'worker' : `pool-${i}`,
     );
@@ -421,6 +463,12 @@ export async function controllerBench(): Promise<BenchMetric[]> {
         goal: { op: '<=', value: 1 },
       },
       { name: 'controller_reconciles', value: stats.reconciles, unit: 'count' },
+      {
+        name: 'controller_assessments',
+        value: stats.assessments,
+        unit: 'count',
+        baseline: 'reconciles that assessed the cluster (the others came within the write interval)',
+      },
       { name: 'controller_assess_ms_total', value: stats.assessMs, unit: 'ms' },
       { name: 'controller_write_ms_per_write', value: stats.writeMs / Math.max(1, stats.writes), unit: 'ms' },
     ];
@@ -449,8 +497,11 @@ type Kind = 'nodes' | 'nodepools' | 'podplacement';
  * if nothing held it back. Latency: from a change (the last write of a batch, or the recorded failure) to a watcher
  * of the UpdateStatus seeing it. Writes: counted by each writer, and the object's versions seen by the watcher.
  */
-export async function informersBench(): Promise<BenchMetric[]> {
-  const { cluster, client, workers, finishNode } = await startUpdatingCluster('bench-updatestatus-informers');
+export async function informersBench(insightLists: InsightListType = 'atomic'): Promise<BenchMetric[]> {
+  const { cluster, client, workers, finishNode } = await startUpdatingCluster(
+    `bench-updatestatus-informers-${insightLists}`,
+    insightLists,
+  );
   const stop = new AbortController();
   setMaxListeners(64, stop.signal);
   const running: Promise<void>[] = [];
@@ -642,6 +693,8 @@ export async function informersBench(): Promise<BenchMetric[]> {
     };
     const current = statusInformer.getIndexer().get('cluster');
     let expectedUpdated = current ? updatedOf(current) : 0;
+    const apiServerPid = cluster.processes['kube-apiserver']?.pid;
+    const apiServerCpuBefore = processCpuSeconds(apiServerPid);
     const changeStart = performance.now();
     const eluBefore = performance.eventLoopUtilization();
     const cpuBefore = process.cpuUsage();
@@ -671,6 +724,7 @@ export async function informersBench(): Promise<BenchMetric[]> {
       if (rest > 0) await new Promise((r) => setTimeout(r, rest));
     }
     const seconds = (performance.now() - changeStart) / 1000;
+    const apiServerCores = (processCpuSeconds(apiServerPid) - apiServerCpuBefore) / seconds;
     // This process runs every writer, the watcher and the change generator on one thread: how busy it was, and its
     // CPU, tell whether it or the API server (the rest of the machine) held the writes back.
     const elu = performance.eventLoopUtilization(eluBefore).utilization;
@@ -687,6 +741,9 @@ export async function informersBench(): Promise<BenchMetric[]> {
     const last = await new ResourceClient<UpdateStatus & KubeObject>(client, UpdateStatuses).get({
       name: 'cluster',
     });
+    // For looking into the object the writers produce (kubectl's --show-managed-fields view, managedFields kept).
+    const dumpTo = process.env.TESSERA_BENCH_UPDATESTATUS_DUMP;
+    if (dumpTo) writeFileSync(dumpTo, JSON.stringify(last, null, 2));
     const objectBytes = {
       status: Buffer.byteLength(JSON.stringify(last.status)),
       managedFields: Buffer.byteLength(
@@ -700,7 +757,7 @@ export async function informersBench(): Promise<BenchMetric[]> {
       );
     const all = [...latencies.nodes, ...latencies.nodepools, ...latencies.podplacement].sort((a, b) => a - b);
     const perInformerGoal = { op: '<=', value: 1 } as const;
-    return [
+    const metrics: BenchMetric[] = [
       {
         name: 'informers_p99_change_to_status_ms',
         value: percentile(all, 99),
@@ -776,7 +833,21 @@ export async function informersBench(): Promise<BenchMetric[]> {
       },
       { name: 'informers_status_kib', value: objectBytes.status / 1024, unit: 'KiB' },
       { name: 'informers_managed_fields_kib', value: objectBytes.managedFields / 1024, unit: 'KiB' },
+      {
+        name: 'informers_apiserver_cpu_cores',
+        value: apiServerCores,
+        unit: 'cores',
+        baseline:
+          'kube-apiserver over the change period: the status writes, 100 node patches/s, NodePools, watches',
+      },
     ];
+    if (insightLists === 'atomic') return metrics;
+    // The same run with the CRD as it was, for comparison under the same load: the figures, without goals.
+    return metrics.map(({ goal: _goal, ...m }) => ({
+      ...m,
+      name: m.name.replace(/^informers_/, 'informers_listmap_'),
+      baseline: `insight lists a map keyed by uid (the CRD before)${m.baseline ? `; ${m.baseline}` : ''}`,
+    }));
   } finally {
     stop.abort();
     await Promise.all(running);
@@ -785,9 +856,9 @@ export async function informersBench(): Promise<BenchMetric[]> {
   }
 }
 
-const SCENARIOS = ['command', 'controller', 'informers'] as const;
+const SCENARIOS = ['command', 'controller', 'informers', 'informers-listmap'] as const;
 
-/** `npm run bench -- updatestatus [command|controller|informers ...]`: all three without a name. */
+/** `npm run bench -- updatestatus [command|controller|informers|informers-listmap ...]`: all without a name. */
 export async function run(args: readonly string[] = []): Promise<BenchResult> {
   const unknown = args.filter((a) => !(SCENARIOS as readonly string[]).includes(a));
   if (unknown.length > 0)
@@ -799,6 +870,7 @@ export async function run(args: readonly string[] = []): Promise<BenchResult> {
   if (wanted('command')) metrics.push(...(await commandBench()));
   if (wanted('controller')) metrics.push(...(await controllerBench()));
   if (wanted('informers')) metrics.push(...(await informersBench()));
+  if (wanted('informers-listmap')) metrics.push(...(await informersBench('map')));
   return { metrics, partial: args.length > 0 };
 }
 

@@ -5,9 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { DefaultSharedInformer } from '../runtime/cache/shared-informer.js';
 import { ApiStatusError } from '../runtime/errors.js';
 import type { KubeObject } from '../runtime/object.js';
-import type { ResourceType } from '../runtime/resources.js';
+import { Nodes, type ResourceType } from '../runtime/resources.js';
 import { Deployments } from './cluster-informers.js';
-import { Nodes } from '../runtime/resources.js';
 import { UpdateStatuses } from './api/install.js';
 import type { UpdateStatus } from './api/schema.js';
 import { EXPIRE_AFTER_MS, STALE_AFTER_MS, mergeContributions, storedContribution } from './api/informers.js';
@@ -303,12 +302,14 @@ describe('update-status controller writes', () => {
     const t = await setup();
     try {
       expect(t.statuses.writesBy(NODES)).toHaveLength(1);
+      const assessments = t.stats.assessments;
       // Right after that write, the rollout moves on three steps, node by node, event by event.
       for (let step = WORKERS_START + 1; step <= WORKERS_START + 3; step++)
         for (const name of plan.workerNodes) t.sources.nodes.apply('MODIFIED', node(name, step));
       await t.settle();
-      // Seen, and put off: the last write is less than the interval old.
+      // Seen, and put off: the last write is less than the interval old, so not even assessed yet.
       expect(t.stats.throttled).toBeGreaterThan(0);
+      expect(t.stats.assessments).toBe(assessments);
       expect(t.statuses.writesBy(NODES)).toHaveLength(1);
       await t.clock.advance(MIN_WRITE_MS - 1);
       await t.settle();
@@ -317,6 +318,8 @@ describe('update-status controller writes', () => {
       await t.clock.advance(1);
       await t.settle();
       expect(t.statuses.writesBy(NODES)).toHaveLength(2);
+      // One look at the whole burst.
+      expect(t.stats.assessments).toBe(assessments + 1);
       const last = simulatedState(plan, WORKERS_START + 3).nodePhases;
       expect(shownPhases(t.statuses.writesBy(NODES)[1])).toEqual(Object.fromEntries(last));
       expect(last.get('worker-0')).toBe('Completed');

@@ -92,6 +92,8 @@ export interface UpdateStatusControllerStats {
   reconciles: number;
   /** Reconciles put off (requeued) because the last write was less than minWriteIntervalMs ago. */
   throttled: number;
+  /** Assessments of the cluster made (one per reconcile that was not put off before assessing). */
+  assessments: number;
   writes: number;
   /** The writes of each of Tessera's informers (`cpi`, `nodes`) and of the aggregator (`aggregate`, removals too). */
   writesBy: { cpi: number; nodes: number; aggregate: number };
@@ -134,6 +136,8 @@ export type UpdateStatusControllerTuning = Omit<UpdateStatusControllerOptions, '
 class UpdateStatusReconciler implements Reconciler<string> {
   private lastAlertsNotice = '';
   private lastAggregateAt = -Infinity;
+  /** When the latest write of any of this controller's writers (its informers, the aggregator) started. */
+  private lastWriteStartedAt = -Infinity;
   private migrated = false;
   /** Informers this aggregator removed lately (at most INFORMER_BUDGETS.maxInformers kept). */
   private removed: RemovedInformer[] = [];
@@ -281,6 +285,20 @@ class UpdateStatusReconciler implements Reconciler<string> {
       this.migrated = true;
     }
     const resync = Math.min(this.options.resyncMs ?? 30_000, HEARTBEAT_INTERVAL_MS / 2);
+    // Right after a write, the changes of the next minWriteIntervalMs are looked at once, when it ends: an
+    // assessment per event (100 node changes a second on a large cluster) would mostly find its write put off,
+    // and costs the CPU the API server needs for the writes. A writer with nothing written lately waits at most
+    // that interval more.
+    const gateMs = writeDelayMs(
+      this.clock.now(),
+      this.lastWriteStartedAt,
+      this.options.minWriteIntervalMs ?? 1_000,
+    );
+    if (gateMs > 0) {
+      this.stats.throttled++;
+      return { requeueAfterMs: gateMs };
+    }
+    this.stats.assessments++;
     const assessStarted = performance.now();
     let stored = cleared ?? this.stored();
     const { contributions, health } = await this.assess(stored?.status, this.clock.now());
@@ -294,6 +312,7 @@ class UpdateStatusReconciler implements Reconciler<string> {
       const writer = this.informerWriters.get(contribution.name);
       if (!writer) continue;
       const writeStarted = performance.now();
+      const writeStartedAt = this.clock.now();
       let outcome: InformerWriteOutcome;
       try {
         outcome = await writer.write(contribution, stored, signal);
@@ -305,6 +324,7 @@ class UpdateStatusReconciler implements Reconciler<string> {
         continue;
       }
       if (outcome.kind === 'written') {
+        this.lastWriteStartedAt = writeStartedAt;
         this.stats.writeMs += performance.now() - writeStarted;
         this.stats.writes++;
         this.stats.writesBy[contribution.name === CONTROL_PLANE_INFORMER ? 'cpi' : 'nodes']++;
@@ -352,6 +372,8 @@ class UpdateStatusReconciler implements Reconciler<string> {
         return { requeueAfterMs: Math.min(retryAfterMs, delayMs) };
       }
       const writeStarted = performance.now();
+      // As the informers' writers do (informer.ts): the interval counts from when the write started.
+      const writeStartedAt = this.clock.now();
       if (removals.length > 0) {
         this.logger.info(
           { informers: [...aggregate.removals] },
@@ -395,7 +417,8 @@ class UpdateStatusReconciler implements Reconciler<string> {
         this.stats.writesBy.aggregate++;
       }
       this.stats.writeMs += performance.now() - writeStarted;
-      this.lastAggregateAt = this.clock.now();
+      this.lastAggregateAt = writeStartedAt;
+      this.lastWriteStartedAt = Math.max(this.lastWriteStartedAt, writeStartedAt);
     }
     return { requeueAfterMs: retryAfterMs };
   }
@@ -432,6 +455,7 @@ export function newUpdateStatusController(
   const stats: UpdateStatusControllerStats = {
     reconciles: 0,
     throttled: 0,
+    assessments: 0,
     writes: 0,
     writesBy: { cpi: 0, nodes: 0, aggregate: 0 },
     assessMs: 0,

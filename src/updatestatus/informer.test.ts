@@ -80,3 +80,43 @@ describe('the informer writer', () => {
     expect(applies).toHaveLength(3);
   });
 });
+
+describe('the informer writer on a slow API server', () => {
+  it('counts the write interval from when a write started, so a slow apply does not add to the wait', async () => {
+    const clock = new FakeClock(T0);
+    const applies: number[] = [];
+    const statuses = {
+      async create(obj: Stored) {
+        return obj;
+      },
+      async get(): Promise<Stored> {
+        throw new Error('not read in this test');
+      },
+      // Each apply takes 600 ms, as under load.
+      async apply(body: Stored): Promise<Stored> {
+        applies.push(clock.now() - T0);
+        await clock.advance(600);
+        return { ...body, metadata: { name: 'cluster', resourceVersion: String(applies.length) } };
+      },
+    };
+    const writer = new InformerWriter(statuses, {
+      name: 'cpi',
+      clock,
+      minWriteIntervalMs: 1_000,
+      reservedName: true,
+    });
+    const version = (n: number): InformerContribution => ({
+      name: 'cpi',
+      controlPlane: [finding('own', `finding ${n}`)],
+    });
+    let stored: Stored | undefined;
+    const first = await writer.write(version(1), stored);
+    if (first.kind === 'written') stored = first.stored;
+    // 600 ms after the first write started, a change must wait 400 ms more (not 1,000 ms from its end).
+    const early = await writer.write(version(2), stored);
+    expect(early).toEqual({ kind: 'throttled', retryAfterMs: 400 });
+    await clock.advance(400);
+    expect((await writer.write(version(2), stored)).kind).toBe('written');
+    expect(applies).toEqual([0, 1_000]);
+  });
+});

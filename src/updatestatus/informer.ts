@@ -2,8 +2,9 @@
 // how an informer writes its insights. The one module of src/updatestatus other areas may import (pod placement
 // and NodePool status are informers), so it loads only the contract, not the assessment.
 // InformerWriter applies an informer's whole contribution (server-side apply on the status subresource, its own
-// field manager) when it changed or its heartbeat is due, at most once per minWriteIntervalMs. InsightPublisher
-// is the Runnable other controllers register: it recomputes the contribution when triggered and on the heartbeat.
+// field manager) when it changed or its heartbeat is due, starting at most one write per minWriteIntervalMs.
+// InsightPublisher is the Runnable other controllers register: it recomputes the contribution when triggered and on
+// the heartbeat.
 import {
   type Clock,
   type KubeClient,
@@ -127,6 +128,11 @@ export interface InformerWriterOptions {
 
 /** Writes one informer's contribution by the contract. */
 export class InformerWriter {
+  /**
+   * When the last write started. The interval counts from the start, not the end: a slow API server (a second per
+   * apply under load) then delays the next write by nothing more than the interval, rather than by the interval
+   * plus the write, and there is still at most one write per interval and never two at once.
+   */
   private lastWriteAt = -Infinity;
   /**
    * The last contribution written, and this informer's entries as the API server returned them. They differ when
@@ -194,7 +200,7 @@ export class InformerWriter {
       informerFieldManager(contribution.name),
       signal,
     );
-    this.lastWriteAt = this.clock.now();
+    this.lastWriteAt = now;
     this.lastWritten = { contribution, result: storedContribution(written.status, contribution.name) };
     return { kind: 'written', stored: written };
   }

@@ -11,8 +11,9 @@ export const HEALTHY = 'Healthy';
 export const MAX_CONDITION_MESSAGE = MAX_CONDITION_MESSAGE_LENGTH;
 
 /**
- * How long a write must wait so that two writes are at least `minIntervalMs` apart: 0 when it may go now. The
- * caller requeues after the wait and the queue coalesces the events of the meantime into that one look.
+ * How long a write must wait so that two writes start at least `minIntervalMs` apart (`lastWriteAtMs`: when the
+ * last one started): 0 when it may go now. The caller requeues after the wait and the queue coalesces the events
+ * of the meantime into that one look.
  */
 export function writeDelayMs(nowMs: number, lastWriteAtMs: number, minIntervalMs: number): number {
   const sinceWrite = nowMs - lastWriteAtMs;

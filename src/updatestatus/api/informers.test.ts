@@ -126,6 +126,25 @@ describe('the informer contract', () => {
     );
   });
 
+  it('refuses a contribution that repeats an insight uid, which the atomic insight lists leave to the writer', () => {
+    const entry = (uid: string, summary: string) => ({ uid, acquiredAt: iso(T0), insight: health(summary) });
+    expect(
+      contributionViolation({ name: 'x', controlPlane: [entry('a', 'one'), entry('a', 'two')] }),
+    ).toMatch(/control-plane insight uid a appears more than once/);
+    const pool = (uids: string[]) => ({
+      name: 'worker',
+      resource: poolRef('worker'),
+      insights: uids.map((uid) => ({ uid, acquiredAt: iso(T0), insight: mcp('worker', true) })),
+    });
+    expect(contributionViolation({ name: 'x', workerPools: [pool(['p', 'q', 'p'])] })).toMatch(
+      /insight uid p appears more than once in worker pool worker/,
+    );
+    // The same uid in different scopes is fine: uids are unique within one list.
+    expect(
+      contributionViolation({ name: 'x', controlPlane: [entry('p', 'one')], workerPools: [pool(['p'])] }),
+    ).toBeUndefined();
+  });
+
   it('keeps the time an insight was first observed however often it is recomputed', () => {
     const later = {
       ...external(),

@@ -89,8 +89,26 @@ export function contributionViolation(c: InformerContribution): string | undefin
     if (pool.insights.length > b.maxWorkerPoolInsights)
       return `${pool.insights.length} insights in worker pool ${pool.name} (at most ${b.maxWorkerPoolInsights})`;
   }
+  // The insight lists are atomic in the CRD (one writer each), so the API server no longer refuses a repeated uid.
+  const repeated = repeatedUid(c.controlPlane ?? []);
+  if (repeated !== undefined) return `control-plane insight uid ${repeated} appears more than once`;
+  for (const pool of c.workerPools ?? []) {
+    const inPool = repeatedUid(pool.insights);
+    if (inPool !== undefined)
+      return `insight uid ${inPool} appears more than once in worker pool ${pool.name}`;
+  }
   const bytes = contributionBytes(c);
   if (bytes > b.maxInformerBytes) return `${bytes} bytes of insights (at most ${b.maxInformerBytes})`;
+  return undefined;
+}
+
+/** The first uid that `entries` holds twice, if any. */
+function repeatedUid(entries: readonly { readonly uid: string }[]): string | undefined {
+  const seen = new Set<string>();
+  for (const e of entries) {
+    if (seen.has(e.uid)) return e.uid;
+    seen.add(e.uid);
+  }
   return undefined;
 }
 

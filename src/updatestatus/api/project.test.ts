@@ -9,7 +9,7 @@ import { fixturePath } from '../../../test/support/fixtures.js';
 import { assessUpdateStatus, snapshotNow } from '../assess.js';
 import { MINUTE, parseDuration, parseTime } from '../gotime.js';
 import { loadSnapshot } from '../snapshot.js';
-import { projectUpdateStatus, stableUid } from './project.js';
+import { projectInformers, projectUpdateStatus, stableUid } from './project.js';
 import { UpdateStatusStatusSchema } from './schema.js';
 
 FormatRegistry.Set('date-time', (v) => parseTime(v) !== undefined && v !== '');
@@ -87,5 +87,36 @@ describe('where insights go', () => {
       .map((i) => i.insight.health?.impact.summary);
     expect(cpHealth.some((s) => s?.startsWith('Cluster Version version is failing'))).toBe(true);
     expect(cpHealth).not.toContain('Node build0-gstfj-ci-prowjobs-worker-b-9lztv is degraded');
+  });
+});
+
+describe('a control plane whose operators are updated before the ClusterVersion records its completion', () => {
+  it('stores no completion time, so re-assessing a second later changes nothing to write', async () => {
+    const { snapshot } = await loadSnapshot(
+      path.join(fixtures, '4.16.0-ec2-control-plane-updated-pdb-prohibits-draining-cv.yaml'),
+    );
+    const partial = structuredClone(snapshot) as typeof snapshot & {
+      clusterVersion: { status: { history: { state?: string; completionTime?: string }[] } };
+    };
+    const current = partial.clusterVersion.status.history[0];
+    if (current === undefined) throw new Error('the fixture has no update history');
+    current.state = 'Partial';
+    delete current.completionTime;
+    const now = snapshotNow(snapshot);
+    const first = projectUpdateStatus(assessUpdateStatus(partial, now), now);
+    const cvOf = (s: typeof first) =>
+      (s.controlPlane?.informers ?? []).flatMap((i) => i.insights ?? []).find((x) => x.insight.clusterVersion)
+        ?.insight.clusterVersion;
+    expect(cvOf(first)?.assessment).toBe('Completed');
+    expect(cvOf(first)?.completedAt).toBeUndefined();
+    // What each informer applies (without its heartbeat) is the same a second later: nothing to write.
+    const later = now + 1_000_000_000n;
+    expect(projectInformers(assessUpdateStatus(partial, later), later, { previous: first })).toEqual(
+      projectInformers(assessUpdateStatus(partial, now), now, { previous: first }),
+    );
+    // A recorded completion is stored.
+    expect(cvOf(projectUpdateStatus(assessUpdateStatus(snapshot, now), now))?.completedAt).toBe(
+      snapshot.clusterVersion.status?.history?.[0]?.completionTime,
+    );
   });
 });

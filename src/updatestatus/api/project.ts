@@ -109,7 +109,10 @@ function clusterVersionInsight(
       },
       completion: Math.min(100, Math.max(0, Number(formatFloat0(cp.completion)) || 0)),
       startedAt: time(report.startedAt),
-      ...(completed ? { completedAt: time(cp.completionAt) } : {}),
+      // While every operator is updated but the ClusterVersion has not recorded its completion, completionAt is
+      // `now`: it only says when we looked, would change on every assessment (and make the informer write each
+      // second), and a reader takes its own now for it, as oc does. Only a recorded completion is stored.
+      ...(completed && cp.completionAt !== now ? { completedAt: time(cp.completionAt) } : {}),
       ...(estimated !== undefined && !completed ? { estimatedCompletedAt: time(estimated) } : {}),
       // Updating follows the ClusterVersion's Progressing condition, as oc reads it; the aggregator copies it to
       // controlPlane.conditions.

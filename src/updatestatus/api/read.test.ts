@@ -129,3 +129,28 @@ describe('reportFromUpdateStatus', () => {
     expect(isHealthyStatus({})).toBe(false);
   });
 });
+
+describe('a control plane completed before the ClusterVersion records it', () => {
+  it("prints the completion as of the reader's now, as oc does, from a status written earlier", async () => {
+    const { snapshot } = await loadSnapshot(
+      path.join(fixtures, '4.16.0-ec2-control-plane-updated-pdb-prohibits-draining-cv.yaml'),
+    );
+    const partial = structuredClone(snapshot) as typeof snapshot & {
+      clusterVersion: { status: { history: { state?: string; completionTime?: string }[] } };
+    };
+    const current = partial.clusterVersion.status.history[0];
+    if (current === undefined) throw new Error('the fixture has no update history');
+    current.state = 'Partial';
+    delete current.completionTime;
+    const written = snapshotNow(snapshot);
+    const stored = JSON.parse(
+      JSON.stringify(projectUpdateStatus(assessUpdateStatus(partial, written), written)),
+    );
+    const read = written + 5n * MINUTE;
+    const back = reportFromUpdateStatus(stored, read, { livenessAt: written });
+    if (!back) throw new Error('the stored status did not read back');
+    const direct = renderUpdateStatus(assessUpdateStatus(partial, read), 'none');
+    expect(renderUpdateStatus(back, 'none').split('\n').slice(0, 3)).toEqual(direct.split('\n').slice(0, 3));
+    expect(direct).toContain('successfully completed at');
+  });
+});

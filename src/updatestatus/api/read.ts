@@ -209,7 +209,8 @@ export function reportFromUpdateStatus(
 
   const startedAt = time(cv.startedAt);
   const completed = cv.assessment === 'Completed';
-  const completionAt = completed ? time(cv.completedAt) : now;
+  // A completed control plane without completedAt: the ClusterVersion has not recorded the time yet (project.ts).
+  const completionAt = completed && cv.completedAt !== undefined ? time(cv.completedAt) : now;
   const updatingFor = sub(completionAt, startedAt);
   const estimatedAt = cv.estimatedCompletedAt ? time(cv.estimatedCompletedAt) : undefined;
   const remaining = estimatedAt !== undefined && !completed ? ocRound(sub(estimatedAt, now)) : 0n;

@@ -397,7 +397,16 @@ const informer = <T extends TSchema>(insight: T, maxInsights: number) =>
             },
             { description: 'An insight with its identity.' },
           ),
-          { ...listMap('uid', maxInsights), description: 'Insights of this informer.' },
+          // Atomic, where the reference declares a map keyed by uid: each informer's list has exactly one writer
+          // (its own field manager, README "Update status informers"), so per-item ownership merges nothing, while
+          // it made every apply record and merge one managedFields entry per field of every insight (most of the
+          // object's size and of the API server's time per write). The informers still merge: `informers[]` stays
+          // a map keyed by name. uids stay unique by the contract (contributionViolation refuses duplicates).
+          {
+            maxItems: maxInsights,
+            'x-kubernetes-list-type': 'atomic',
+            description: 'Insights of this informer, each with a uid unique within the list.',
+          },
         ),
       ),
     },
