@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   InvalidArgumentError,
-  loadKubeConfig,
+  loadKubeConnection,
   metricsServing,
   type MetricsFlags,
   validateClientCa,
@@ -17,7 +17,7 @@ import {
   proxyConfigFromEnvironment,
   readTrustedCaBundle,
 } from '../registry/index.js';
-import { runPodPlacementOperator, type OperatorComponents, type WebhookTlsMode } from './operator.js';
+import { runPodPlacementOperator, type OperatorComponents, type WebhookTlsMode } from './operator/start.js';
 import { WEBHOOK_DEPLOYMENT_NAME, olmCertSecretName } from './operator/olm-ca.js';
 import type { WebhookEndpoint } from './webhook-configurations.js';
 
@@ -128,7 +128,8 @@ export async function runOperatorCommand(
     );
   // As OLM sets it from the cluster proxy; InvalidArgumentError naming the variable when malformed.
   const proxy = proxyConfigFromEnvironment(process.env);
-  const kubeConfig = await loadKubeConfig(opts.kubeconfig);
+  // A long-running process: without client-node's generated API in memory when the kubeconfig allows.
+  const kubeConfig = await loadKubeConnection(opts.kubeconfig, { env: process.env });
   const addressPolicy = registryAddressPolicy(opts, kubeConfig.getCurrentContext() === IN_CLUSTER_CONTEXT);
   const endpoint: WebhookEndpoint | undefined = opts.webhookUrl
     ? { kind: 'url', baseUrl: opts.webhookUrl }

@@ -4,17 +4,17 @@
 // drained; the Manager closes its client as it closes its own. They gate neither /readyz nor leader election: another
 // cluster's reachability must not decide whether this process is ready or may lead (a controller that needs them
 // synced waits on the informers itself, or reports the cluster unreachable, as the NodePool status writer does).
-import type { KubeConfig } from '@kubernetes/client-node';
 import { SharedInformerFactory, type SharedInformerFactoryOptions } from './cache/informer-factory.js';
 import { KubeClient } from './client.js';
 import type { Clock } from './clock.js';
+import type { KubeConnection } from './kubeconfig.js';
 import type { Logger } from './logging.js';
 import type { Runnable } from './runnable.js';
 
 export interface ClusterOptions {
   /** For logs (`cluster` on every line of its informers). */
   readonly name: string;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeConnection;
   /** User-Agent of the cluster's client. */
   readonly userAgent: string;
   /** Informer tuning (namespace, resync, watchdog...). */

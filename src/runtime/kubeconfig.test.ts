@@ -13,6 +13,7 @@ import {
   type KubeConfigEntries,
   applyConnectionOverrides,
   loadKubeConfig,
+  loadKubeConnection,
   resolveConnection,
 } from './kubeconfig.js';
 
@@ -303,5 +304,121 @@ describe('applyConnectionOverrides', () => {
     const kc = await loadKubeConfig(file, '--kubeconfig', { context: 'y', insecureSkipTlsVerify: true });
     expect(kc.getCurrentCluster()?.server).toBe('https://other:6443');
     expect((await httpsOptions(kc)).rejectUnauthorized).toBe(false);
+  });
+});
+
+describe('loadKubeConnection', () => {
+  const b64 = (text: string): string => Buffer.from(text).toString('base64');
+  /** What KubeClient takes from `connection` for its requests (client-node also sets an agent it does not use). */
+  const optionsOf = async (connection: {
+    applyToHTTPSOptions(o: https.RequestOptions): Promise<void>;
+  }): Promise<Record<string, unknown>> => {
+    const opts: https.RequestOptions = {};
+    await connection.applyToHTTPSOptions(opts);
+    const used = [
+      'ca',
+      'cert',
+      'key',
+      'pfx',
+      'passphrase',
+      'rejectUnauthorized',
+      'servername',
+      'auth',
+    ] as const;
+    const picked: Record<string, unknown> = {};
+    for (const k of used) if (opts[k] !== undefined) picked[k] = opts[k];
+    if (Object.keys(opts.headers ?? {}).length > 0) picked.headers = opts.headers;
+    return picked;
+  };
+  const write = (name: string, lines: string[]): string => {
+    const file = path.join(dir, name);
+    writeFileSync(file, lines.join('\n'));
+    return file;
+  };
+
+  it('reads a plain kubeconfig without client-node, giving each request what client-node would', async () => {
+    writeFileSync(path.join(dir, 'ca.pem'), 'CA FROM FILE');
+    const files = [
+      write('plain-cert', [
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443/", certificate-authority-data: ' +
+          `"${b64('CA')}", tls-server-name: api.example}}]`,
+        `users: [{name: u, user: {client-certificate-data: "${b64('CERT')}", client-key-data: "${b64('KEY')}"}}]`,
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+      ]),
+      // A relative path is relative to the kubeconfig's folder, as client-node and kubectl read it.
+      write('plain-token', [
+        'clusters: [{name: c, cluster: {server: "https://10.0.0.1", certificate-authority: ca.pem}}]',
+        'users: [{name: u, user: {token: secret}}, {name: other, user: {token: wrong}}]',
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+      ]),
+      write('plain-insecure', [
+        'clusters: [{name: c, cluster: {server: "https://10.0.0.1", insecure-skip-tls-verify: true}}]',
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+      ]),
+    ];
+    for (const file of files) {
+      const connection = await loadKubeConnection(file, { env: {} });
+      expect(connection, file).not.toBeInstanceOf(KubeConfig);
+      const reference = await loadKubeConfig(file);
+      expect(connection.getCurrentContext()).toBe(reference.getCurrentContext());
+      expect(connection.getCurrentCluster()?.server).toBe(reference.getCurrentCluster()?.server);
+      expect(await optionsOf(connection), file).toEqual(await optionsOf(reference));
+    }
+  });
+
+  it('leaves what it does not read to client-node: exec plugins, impersonation, proxies, a KUBECONFIG list', async () => {
+    const exec = write('exec', [
+      'clusters: [{name: c, cluster: {server: "https://10.0.0.1"}}]',
+      'users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: get-token}}}]',
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+    ]);
+    const impersonating = write('as', [
+      'clusters: [{name: c, cluster: {server: "https://10.0.0.1"}}]',
+      'users: [{name: u, user: {token: t, as: someone}}]',
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+    ]);
+    const proxied = write('proxy', [
+      'clusters: [{name: c, cluster: {server: "https://10.0.0.1", proxy-url: "http://proxy:3128"}}]',
+      'users: [{name: u, user: {token: t}}]',
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+    ]);
+    for (const file of [exec, impersonating, proxied])
+      expect(await loadKubeConnection(file, { env: {} }), file).toBeInstanceOf(KubeConfig);
+    const env = { KUBECONFIG: [impersonating, proxied].join(path.delimiter) };
+    expect(await loadKubeConnection(undefined, { env })).toBeInstanceOf(KubeConfig);
+  });
+
+  it("keeps loadKubeConfig's errors for a file it cannot read", async () => {
+    await expect(loadKubeConnection(path.join(dir, 'missing'), { env: {} })).rejects.toThrow(
+      InvalidArgumentError,
+    );
+  });
+
+  it('in a pod, talks to the service address with the mounted CA and reads the rotated token again', async () => {
+    const account = mkdtempSync(path.join(os.tmpdir(), 'tessera-serviceaccount-'));
+    writeFileSync(path.join(account, 'ca.crt'), 'CLUSTER CA');
+    writeFileSync(path.join(account, 'token'), 'first');
+    const env = {
+      HOME: path.join(account, 'no-home'),
+      KUBERNETES_SERVICE_HOST: 'fd00::1',
+      KUBERNETES_SERVICE_PORT: '443',
+    };
+    const connection = await loadKubeConnection(undefined, { env, serviceAccountDir: account });
+    expect(connection).not.toBeInstanceOf(KubeConfig);
+    expect(connection.getCurrentContext()).toBe('inClusterContext');
+    expect(connection.getCurrentCluster()?.server).toBe('https://[fd00::1]:443');
+    expect(await optionsOf(connection)).toEqual({
+      ca: Buffer.from('CLUSTER CA'),
+      headers: { Authorization: 'Bearer first' },
+    });
+    writeFileSync(path.join(account, 'token'), 'second');
+    expect((await optionsOf(connection)).headers).toEqual({ Authorization: 'Bearer second' });
   });
 });

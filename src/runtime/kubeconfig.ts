@@ -1,7 +1,12 @@
 // The one way a command loads the kubeconfig its --kubeconfig flag names, and applies oc's global connection flags
 // over it. @kubernetes/client-node is imported on the first call, not with the runtime: importing it costs most of a
-// second, which a command that never talks to a cluster must not pay.
-import { readFileSync } from 'node:fs';
+// second, which a command that never talks to a cluster must not pay. A long-running process whose kubeconfig is
+// plain (server, CA, client certificate or token, or the pod's service account) does not import it at all
+// (loadKubeConnection): its generated API would stay in memory unused.
+import { existsSync, readFileSync } from 'node:fs';
+import type https from 'node:https';
+import { isIPv6 } from 'node:net';
+import path from 'node:path';
 import type { Cluster, Context, KubeConfig, User } from '@kubernetes/client-node';
 import { InvalidArgumentError, errorMessage } from './errors.js';
 
@@ -213,4 +218,209 @@ export async function loadKubeConfig(
     }
   }
   return overrides ? applyConnectionOverrides(kubeConfig, overrides) : kubeConfig;
+}
+
+/**
+ * What KubeClient (and so a Manager) needs of a kubeconfig: the current cluster's server and context, and the TLS
+ * and auth options of each request. A client-node KubeConfig is one; loadKubeConnection may return a lighter one.
+ */
+export interface KubeConnection {
+  getCurrentCluster(): { readonly server: string } | null;
+  getCurrentContext(): string;
+  applyToHTTPSOptions(opts: https.RequestOptions): Promise<void>;
+}
+
+/** Where a pod's service account credentials are mounted (client-node's and client-go's in-cluster config). */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+/** client-node's name of the in-cluster context. */
+const IN_CLUSTER_CONTEXT_NAME = 'inClusterContext';
+
+/** The kubeconfig keys the plain connection reads; any other (exec, auth-provider, as, proxy-url...) needs client-node. */
+const PLAIN_CLUSTER_KEYS = new Set([
+  'server',
+  'certificate-authority',
+  'certificate-authority-data',
+  'insecure-skip-tls-verify',
+  'tls-server-name',
+]);
+const PLAIN_USER_KEYS = new Set([
+  'token',
+  'client-certificate',
+  'client-certificate-data',
+  'client-key',
+  'client-key-data',
+]);
+
+interface PlainCluster {
+  readonly server: string;
+  readonly caFile?: string;
+  readonly caData?: string;
+  readonly skipTLSVerify: boolean;
+  readonly tlsServerName?: string;
+}
+interface PlainUser {
+  readonly token?: string;
+  /** Read again for each request's headers: a projected service account token rotates. */
+  readonly tokenFile?: string;
+  readonly certFile?: string;
+  readonly certData?: string;
+  readonly keyFile?: string;
+  readonly keyData?: string;
+}
+
+/** A file's bytes, else base64 data, as client-node's bufferFromFileOrString. */
+function fileOrData(file: string | undefined, data: string | undefined): Buffer | undefined {
+  if (file) return readFileSync(file);
+  return data ? Buffer.from(data, 'base64') : undefined;
+}
+
+/** Applies what client-node's KubeConfig applies for the same cluster and user (its applyToHTTPSOptions). */
+class PlainKubeConnection implements KubeConnection {
+  constructor(
+    private readonly context: string,
+    private readonly cluster: PlainCluster,
+    private readonly user: PlainUser,
+  ) {}
+
+  getCurrentCluster(): PlainCluster {
+    return this.cluster;
+  }
+
+  getCurrentContext(): string {
+    return this.context;
+  }
+
+  applyToHTTPSOptions(opts: https.RequestOptions): Promise<void> {
+    const { cluster, user } = this;
+    if (cluster.skipTLSVerify) opts.rejectUnauthorized = false;
+    if (cluster.tlsServerName) opts.servername = cluster.tlsServerName;
+    const ca = fileOrData(cluster.caFile, cluster.caData);
+    if (ca) opts.ca = ca;
+    const cert = fileOrData(user.certFile, user.certData);
+    if (cert) opts.cert = cert;
+    const key = fileOrData(user.keyFile, user.keyData);
+    if (key) opts.key = key;
+    const token = user.tokenFile ? readFileSync(user.tokenFile, 'utf8') : user.token;
+    if (token) opts.headers = { ...opts.headers, Authorization: `Bearer ${token}` };
+    return Promise.resolve();
+  }
+}
+
+const record = (value: unknown): Record<string, unknown> | undefined =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value ? value : undefined);
+
+/** The entry named `name` of a kubeconfig list (`clusters`, `users`), its `field` object. */
+function entry(doc: Record<string, unknown>, list: string, field: string, name: unknown) {
+  const items = doc[list];
+  if (!Array.isArray(items)) return undefined;
+  return record(items.map(record).find((item) => item?.name === name)?.[field]);
+}
+
+/**
+ * The plain connection of kubeconfig text, or undefined when it needs more than PlainKubeConnection reads (or is not
+ * a valid kubeconfig: client-node then says what is wrong). Relative paths are relative to the file's folder.
+ */
+export async function plainConnectionOf(
+  yamlText: string,
+  folder: string,
+): Promise<KubeConnection | undefined> {
+  const { load } = await import('js-yaml');
+  let doc: Record<string, unknown> | undefined;
+  try {
+    doc = record(load(yamlText));
+  } catch {
+    return undefined;
+  }
+  const contextName = doc?.['current-context'];
+  if (!doc || typeof contextName !== 'string' || !contextName) return undefined;
+  const context = entry(doc, 'contexts', 'context', contextName);
+  const cluster = context && entry(doc, 'clusters', 'cluster', context.cluster);
+  const user = context && entry(doc, 'users', 'user', context.user);
+  const server = text(cluster?.server);
+  if (!cluster || !user || !server) return undefined;
+  if (Object.keys(cluster).some((k) => !PLAIN_CLUSTER_KEYS.has(k))) return undefined;
+  if (Object.keys(user).some((k) => !PLAIN_USER_KEYS.has(k))) return undefined;
+  const local = (file: unknown): string | undefined => {
+    const name = text(file);
+    return name === undefined ? undefined : path.resolve(folder, name);
+  };
+  return new PlainKubeConnection(
+    contextName,
+    {
+      server: server.replace(/\/$/, ''),
+      caFile: local(cluster['certificate-authority']),
+      caData: text(cluster['certificate-authority-data']),
+      skipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
+      tlsServerName: text(cluster['tls-server-name']),
+    },
+    {
+      token: text(user.token),
+      certFile: local(user['client-certificate']),
+      certData: text(user['client-certificate-data']),
+      keyFile: local(user['client-key']),
+      keyData: text(user['client-key-data']),
+    },
+  );
+}
+
+/**
+ * The connection of a long-running process (the pod placement operator), found as loadKubeConfig finds it: `file`,
+ * else the one path in $KUBECONFIG, else ~/.kube/config, else the pod's service account. When that kubeconfig holds
+ * only a server, its CA, TLS options, a client certificate or a token (or is the service account's), the connection
+ * is read here without loading @kubernetes/client-node: its generated API alone costs ~55 MiB of RSS that such a
+ * process never uses. Anything else (exec plugins, auth providers, basic auth, impersonation, proxies, a $KUBECONFIG
+ * list to merge, an invalid file) is loadKubeConfig's, with its errors (client-node reads the environment itself).
+ */
+export async function loadKubeConnection(
+  file: string | undefined,
+  options: {
+    /** The process's environment ($KUBECONFIG, $HOME, the service address), passed by the command. */
+    readonly env: NodeJS.ProcessEnv;
+    /** The flag an error names. Default: --kubeconfig. */
+    readonly flag?: string;
+    /** Default: SERVICE_ACCOUNT_DIR. */
+    readonly serviceAccountDir?: string;
+  },
+): Promise<KubeConnection> {
+  const { env, flag = '--kubeconfig', serviceAccountDir = SERVICE_ACCOUNT_DIR } = options;
+  const fromEnv = (env.KUBECONFIG ?? '').split(path.delimiter).filter(Boolean);
+  const homeConfig = env.HOME ? path.join(env.HOME, '.kube', 'config') : undefined;
+  const chosen =
+    file ??
+    (fromEnv.length > 1
+      ? undefined
+      : (fromEnv[0] ?? (homeConfig && existsSync(homeConfig) ? homeConfig : '')));
+  let plain: KubeConnection | undefined;
+  if (chosen) {
+    let yamlText: string | undefined;
+    try {
+      yamlText = readFileSync(chosen, 'utf8');
+    } catch {
+      // unreadable: loadKubeConfig says so
+    }
+    if (yamlText !== undefined) plain = await plainConnectionOf(yamlText, path.dirname(chosen));
+  } else if (chosen === '' && existsSync(path.join(serviceAccountDir, 'token'))) {
+    plain = inClusterConnection(env, serviceAccountDir);
+  }
+  return plain ?? loadKubeConfig(file, flag);
+}
+
+/** client-node's loadFromCluster: the service's address from the environment, the mounted CA and token. */
+function inClusterConnection(env: NodeJS.ProcessEnv, serviceAccountDir: string): KubeConnection {
+  const host = env.KUBERNETES_SERVICE_HOST ?? '';
+  const port = env.KUBERNETES_SERVICE_PORT ?? '';
+  const scheme = ['80', '8080', '8001'].includes(port) ? 'http' : 'https';
+  const serverHost = isIPv6(host) ? `[${host}]` : host;
+  return new PlainKubeConnection(
+    IN_CLUSTER_CONTEXT_NAME,
+    {
+      server: `${scheme}://${serverHost}:${port}`,
+      caFile: path.join(serviceAccountDir, 'ca.crt'),
+      skipTLSVerify: false,
+    },
+    { tokenFile: path.join(serviceAccountDir, 'token') },
+  );
 }

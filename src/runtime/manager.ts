@@ -6,7 +6,6 @@
 // probes. Losing the lease is fatal: start() rejects with LeaderElectionLostError so the process exits and restarts
 // clean, as client-go/controller-runtime do. A runnable that rejects also shuts everything down.
 import os from 'node:os';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { retryForever } from './backoff.js';
 import { SharedInformerFactory, type SharedInformerFactoryOptions } from './cache/informer-factory.js';
@@ -16,6 +15,7 @@ import { realClock, type Clock } from './clock.js';
 import { Controller, type ControllerOptions } from './controller.js';
 import { RuntimeError } from './errors.js';
 import { KubeEventRecorder, type EventRecorderOptions } from './event-recorder.js';
+import type { KubeConnection } from './kubeconfig.js';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
 import { createLogger, isLogLevel, type LogFormat, type LogLevel, type Logger } from './logging.js';
 import { MetricsAuthFilter } from './metrics-auth-filter.js';
@@ -36,7 +36,7 @@ export class LeaderElectionLostError extends RuntimeError {
 }
 
 export interface ManagerOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeConnection;
   /** Process name for logs and the default lease name. Default: 'tessera'. */
   name?: string;
   /** Leader election for leader runnables; false runs them at once. Default: false. */
@@ -216,7 +216,7 @@ export class Manager {
    * start beside the Manager's on every replica, without gating /readyz or leader election (see cluster.ts), and
    * stop after the controllers drained. Call before start().
    */
-  cluster(kubeConfig: KubeConfig, options: Pick<ClusterOptions, 'name' | 'informers'>): Cluster {
+  cluster(kubeConfig: KubeConnection, options: Pick<ClusterOptions, 'name' | 'informers'>): Cluster {
     const cluster = new Cluster({
       ...options,
       kubeConfig,

@@ -1,6 +1,7 @@
 // `tessera start` (what `npm start` runs) with KUBECONFIG set, as a user runs it against a cluster: a separate
 // process on a private API-server-only cluster. Its output names the dashboard's URL beside the controllers' lines,
-// that URL answers the dashboard's views, and SIGTERM stops the dashboard with the rest.
+// that URL answers the dashboard's views, and SIGTERM stops the dashboard with the rest. Without a terminal its
+// output carries no info-level JSON log lines (the default level of `start` is warn).
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
@@ -24,6 +25,19 @@ function get(url: string): Promise<{ status: number; body: string }> {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       })
       .on('error', reject);
+  });
+}
+
+/** The JSON log records in `output` below warn (pino levels: info 30, debug 20, trace 10). */
+function belowWarn(output: string): string[] {
+  return output.split('\n').filter((line) => {
+    if (!line.startsWith('{')) return false;
+    try {
+      const level = (JSON.parse(line) as { level?: unknown }).level;
+      return typeof level === 'number' && level < 40;
+    } catch {
+      return false; // not a log record
+    }
   });
 }
 
@@ -61,7 +75,8 @@ describe('tessera start against $KUBECONFIG', () => {
     cluster = await startApiServerOnlyTestCluster(uniqueName('start'));
     child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'start'], {
       cwd: projectRoot,
-      env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+      // The default log level, as a newcomer's `npm start` has it (spawn leaves out undefined variables).
+      env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath, TESSERA_LOG_LEVEL: undefined },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -93,6 +108,10 @@ describe('tessera start against $KUBECONFIG', () => {
 
     child.kill('SIGTERM');
     expect(await exit, `stdout:\n${stdout}\nstderr:\n${stderr}`).toBe(0);
+    // Not a terminal, so logs are JSON lines, and `start`'s default level is warn: a person reading the output
+    // sees no info or debug records from any of the controllers, the dashboard or the runtime under them.
+    expect(belowWarn(stdout), 'stdout').toEqual([]);
+    expect(belowWarn(stderr), 'stderr').toEqual([]);
     // Stopped with the rest: nothing listens at the URL any more.
     await expect(get(url)).rejects.toThrow(/ECONNREFUSED/);
   });
