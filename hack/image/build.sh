@@ -241,6 +241,8 @@ prepare_app() {
   log "app: compiling src/ and installing the production node_modules"
   mkdir -p "$dir"
   (cd "$root" && npx --no-install tsc -p tsconfig.build.json --outDir "$dir/dist" --sourceMap false)
+  # The console plugin's files, which `tessera console-plugin serve` serves (webpack: a build tool, not shipped).
+  (cd "$root" && npx --no-install tsx src/dashboard/page/console-plugin/build.ts --out-dir "$dir/dist/console-plugin" >/dev/null)
   cp "$root/package.json" "$root/package-lock.json" "$dir/"
   (cd "$dir" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
   rm "$dir/package-lock.json"

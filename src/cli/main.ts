@@ -44,6 +44,7 @@ const program = new Command('tessera')
 const commandGroups: Readonly<Record<string, () => Promise<(program: Commander.Command) => void>>> = {
   start: async () => (await import('./start-command.js')).registerStartCommand,
   dashboard: async () => (await import('../dashboard/cli.js')).registerDashboardCommand,
+  'console-plugin': async () => (await import('../dashboard/cli.js')).registerConsolePluginCommand,
   dev: async () => {
     const [{ registerDevCommands }, { registerSimulateUpdateCommand }] = await Promise.all([
       import('../devcluster/cli.js'),

@@ -1,4 +1,5 @@
-// `tessera dashboard`: registration only (commander's types); the server loads when the command runs.
+// `tessera dashboard` and `tessera console-plugin serve`: registration only (commander's types); the servers load
+// when the command runs.
 import type { Command } from 'commander';
 import { parseListenPort } from '../cli/flags.js';
 
@@ -31,6 +32,43 @@ export function registerDashboardCommand(program: Command): void {
         out: (line) => void process.stdout.write(`${line}\n`),
         signal: stop.signal,
         logger,
+      });
+    });
+}
+
+export function registerConsolePluginCommand(program: Command): void {
+  program
+    .command('console-plugin')
+    .description("the OpenShift console plugin with the dashboard's views")
+    .command('serve')
+    .description(
+      "serve the console plugin's files over HTTPS for the console (the ConsolePlugin's Service points here)",
+    )
+    .option('--port <port>', 'port on every interface (default: 9443)', parseListenPort)
+    .option(
+      '--cert-dir <dir>',
+      'folder with tls.crt and tls.key, re-read when they change (default: /var/serving-cert)',
+    )
+    .option('--plugin-dir <dir>', 'the built plugin (default: dist/console-plugin of this package)')
+    .action(async (opts: { port?: number; certDir?: string; pluginDir?: string }, command: Command) => {
+      const [
+        { serveConsolePlugin, CONSOLE_PLUGIN_PORT, DEFAULT_PLUGIN_DIR, SERVING_CERT_DIR },
+        { commandLogger },
+      ] = await Promise.all([import('./console-plugin/command.js'), import('../cli/logging.js')]);
+      const { logger } = commandLogger(command, {
+        name: 'console-plugin',
+        destination: process.stderr,
+        defaultLevel: 'info',
+      });
+      const stop = new AbortController();
+      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+      await serveConsolePlugin({
+        port: opts.port ?? CONSOLE_PLUGIN_PORT,
+        certDir: opts.certDir ?? SERVING_CERT_DIR,
+        pluginDir: opts.pluginDir ?? DEFAULT_PLUGIN_DIR,
+        signal: stop.signal,
+        logger,
+        out: (line) => void process.stdout.write(`${line}\n`),
       });
     });
 }

@@ -1,7 +1,12 @@
 // Typed errors of the dashboard. Each carries a stable `code`; messages say what happened and what to do.
 import { TesseraError } from '../runtime/light.js';
 
-export type DashboardErrorCode = 'TESSERA_DASHBOARD_PAGE_MISSING' | 'TESSERA_DASHBOARD_LISTEN';
+export type DashboardErrorCode =
+  | 'TESSERA_DASHBOARD_PAGE_MISSING'
+  | 'TESSERA_DASHBOARD_LISTEN'
+  | 'TESSERA_DASHBOARD_CONSOLE_PLUGIN_MISSING'
+  | 'TESSERA_DASHBOARD_CONSOLE_PLUGIN_BUILD'
+  | 'TESSERA_DASHBOARD_CONSOLE_PLUGIN_CERT';
 
 export class DashboardError extends TesseraError<DashboardErrorCode> {}
 
@@ -21,6 +26,36 @@ export class ListenError extends DashboardError {
     super(
       'TESSERA_DASHBOARD_LISTEN',
       `could not listen on 127.0.0.1:${port} (${cause instanceof Error ? cause.message : String(cause)}); choose another port with --port`,
+      { cause },
+    );
+  }
+}
+
+/** The console plugin's build (dist/console-plugin) is missing, incomplete or larger than the server holds. */
+export class ConsolePluginMissingError extends DashboardError {
+  constructor(dir: string, detail: string) {
+    super(
+      'TESSERA_DASHBOARD_CONSOLE_PLUGIN_MISSING',
+      `the console plugin in ${dir} cannot be served (${detail}); run \`npm run build:console-plugin\`, or pass --plugin-dir`,
+    );
+  }
+}
+
+/** webpack or the console SDK's validation refused the plugin. */
+export class ConsolePluginBuildError extends DashboardError {
+  constructor(detail: string) {
+    super('TESSERA_DASHBOARD_CONSOLE_PLUGIN_BUILD', `the console plugin build failed:\n${detail}`);
+  }
+}
+
+/** The serving certificate the console plugin's server needs is not readable or not a usable pair. */
+export class ServingCertificateError extends DashboardError {
+  constructor(certDir: string, cause: unknown) {
+    super(
+      'TESSERA_DASHBOARD_CONSOLE_PLUGIN_CERT',
+      `no usable serving certificate in ${certDir} (${cause instanceof Error ? cause.message : String(cause)}); ` +
+        'mount the Secret the Service annotation service.beta.openshift.io/serving-cert-secret-name names ' +
+        '(tls.crt, tls.key), or pass --cert-dir',
       { cause },
     );
   }

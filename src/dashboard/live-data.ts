@@ -22,21 +22,14 @@ import {
 } from '../runtime/index.js';
 import type { NodePool } from '../nodepool/api/types.js';
 import { NodePools } from '../nodepool/resources.js';
-import { CLUSTER_CONFIG_NAME } from '../podplacement/constants.js';
 import type { ObservedPod, PodEvent } from '../podplacement/explain.js';
 import { ClusterPodPlacementConfigs } from '../podplacement/resources.js';
 import { type ClusterInputInformers, clusterInputInformers } from '../updatestatus/cluster-informers.js';
 import { mcoImageOf } from '../updatestatus/snapshot.js';
 import type { UpdateStatusReport } from '../updatestatus/assess.js';
-import { buildNodePoolView } from './nodepool-view.js';
-import { pageRequestFrom } from './paging.js';
-import {
-  buildPlacementView,
-  explainPod,
-  projectPodForDashboard,
-  type PlacementPod,
-} from './placement-view.js';
-import { appendSample, assessForView, buildUpdateView, completionSample } from './update-view.js';
+import { nodePoolViewFor, placementViewFor, updateViewFor } from './compute-views.js';
+import { explainPod, projectPodForDashboard, type PlacementPod } from './placement-view.js';
+import { appendSample, assessForView, completionSample } from './update-view.js';
 import type {
   CompletionSample,
   PodExplanation,
@@ -174,41 +167,20 @@ export class LiveDashboardData implements DashboardData {
 
   private computeView(name: ViewName, query: URLSearchParams, nowMs: number): ViewResponse<unknown> {
     switch (name) {
-      case 'update': {
-        const report = this.assessment(nowMs);
-        if ('available' in report) return report;
-        const nodes = new Map<string, ReturnType<typeof pageRequestFrom>>();
-        const pool = query.get('pool');
-        if (pool !== null) nodes.set(pool, pageRequestFrom(query, 'nodes'));
-        return buildUpdateView(report, this.history, { nodes, insights: pageRequestFrom(query, 'insights') });
-      }
+      case 'update':
+        return updateViewFor(this.assessment(nowMs), this.history, query);
       case 'placement':
-        return buildPlacementView(
+        return placementViewFor(
           {
             pods: this.pods.getIndexer().list(),
             nodes: this.inputs.nodes.getIndexer().list(),
-            operatorConfigured: this.placementConfigs
-              .getIndexer()
-              .list()
-              .some((c) => c.metadata?.name === CLUSTER_CONFIG_NAME),
+            placementConfigs: this.placementConfigs.getIndexer().list(),
           },
           nowMs,
-          {
-            gated: pageRequestFrom(query, 'gated'),
-            byRegistry: pageRequestFrom(query, 'registries'),
-            byNamespace: pageRequestFrom(query, 'namespaces'),
-          },
+          query,
         );
-      case 'nodepools': {
-        const nodePools = this.nodePools.getIndexer().list();
-        if (nodePools.length === 0)
-          return {
-            available: false,
-            missing:
-              'No NodePools: this cluster does not serve hypershift.openshift.io/v1beta1 NodePools (not a HyperShift management cluster) or has none.',
-          } satisfies Unavailable;
-        return buildNodePoolView(nodePools, nowMs, pageRequestFrom(query, 'nodepools'));
-      }
+      case 'nodepools':
+        return nodePoolViewFor(this.nodePools.getIndexer().list(), nowMs, query);
     }
   }
 

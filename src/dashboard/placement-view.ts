@@ -3,7 +3,7 @@
 // explanation on request (the `tessera podplacement explain` observation). Pure: the caller passes what the
 // informers hold and "now". Image references and error messages are tenant-written: they are cut to a budget
 // before they are parsed or sent, and counted in Maps (never as object keys).
-import { parseImageReference } from '../registry/index.js';
+import { parseImageReference } from '../registry/light.js';
 import { ANNOTATIONS, ARCH_LABEL, LABELS, SCHEDULING_GATE } from '../podplacement/constants.js';
 import {
   type ObservedPod,

@@ -1,5 +1,5 @@
 // REST descriptions of the resources this area reads and writes (see runtime/resources.ts for the core ones).
-import { type ResourceType } from '../runtime/index.js';
+import type { ResourceType } from '../runtime/light.js';
 import {
   HOSTED_CONTROL_PLANE_KIND,
   HOSTED_CONTROL_PLANE_PLURAL,

@@ -8,7 +8,7 @@ import type {
   PodPlacementConfig,
 } from './api/schema.js';
 import { ARCH_LABEL, CONTROL_PLANE_NODE_SELECTOR_LABELS, SCHEDULING_GATE } from './constants.js';
-import { labelSelectorMatchesOrFalse } from '../runtime/index.js';
+import { labelSelectorMatchesOrFalse } from '../runtime/light.js';
 import type { Pod } from './pod-types.js';
 
 /** The platform's namespaces on OpenShift; MTO gates them, Tessera only when opted in. */

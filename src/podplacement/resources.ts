@@ -1,5 +1,5 @@
 // Resource descriptions of the pod placement API for the runtime's clients and informers. Nothing here does I/O.
-import type { ResourceType } from '../runtime/index.js';
+import type { ResourceType } from '../runtime/light.js';
 import {
   API_GROUP,
   CLUSTER_CONFIG_KIND,

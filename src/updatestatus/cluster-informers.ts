@@ -4,7 +4,6 @@ import {
   compactForCache,
   type KubeObject,
   Nodes,
-  type ResourceType,
   type SharedInformer,
   type SharedInformerFactory,
 } from '../runtime/index.js';
@@ -15,6 +14,7 @@ import {
   MachineConfigPools,
   MachineConfigs,
 } from './api/dev-crds.js';
+import { Deployments, MCO_DEPLOYMENT_NAME, MCO_NAMESPACE } from './resources.js';
 import type {
   ClusterOperator,
   ClusterVersion,
@@ -26,16 +26,7 @@ import type {
 } from './inputs.js';
 import { machineConfigNodeFieldsRead } from './nodestate.js';
 
-/** Where the machine-config-operator Deployment (whose image tells the MCO's version) lives. */
-export const MCO_NAMESPACE = 'openshift-machine-config-operator';
-
-export const Deployments: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'deployments',
-  kind: 'Deployment',
-  namespaced: true,
-};
+export { Deployments, MCO_NAMESPACE } from './resources.js';
 
 export interface ClusterInputInformers {
   readonly clusterVersions: SharedInformer<ClusterVersion & KubeObject>;
@@ -70,7 +61,7 @@ export function clusterInputInformers(
     deployments: f.informerFor({
       type: Deployments,
       namespace: MCO_NAMESPACE,
-      fieldSelector: 'metadata.name=machine-config-operator',
+      fieldSelector: `metadata.name=${MCO_DEPLOYMENT_NAME}`,
       optional,
     }),
     nodes: f.informerFor({ type: Nodes }),

@@ -181,7 +181,7 @@ export function healthItems(health: UpdateHealth): HealthItem[] {
       let kind = `${r.kind.toLowerCase()}s`;
       if (r.group !== '') kind = `${kind}.${r.group}`;
       kind = `${kind}: `;
-      kindPad = Math.max(kindPad, Buffer.byteLength(kind));
+      kindPad = Math.max(kindPad, utf8.encode(kind).length);
       kinds.push(kind);
       const names = resources.get(kind) ?? [];
       names.push(r.namespace ? `${r.namespace}/${r.name}` : r.name);
@@ -205,8 +205,14 @@ export function healthItems(health: UpdateHealth): HealthItem[] {
 
 /** Go's byte-wise string order (sort.Strings), which differs from UTF-16 order outside the BMP. */
 function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  const x = utf8.encode(a);
+  const y = utf8.encode(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
+  return x.length - y.length;
 }
+
+/** TextEncoder rather than Node's Buffer: the dashboard's console plugin renders these in the browser. */
+const utf8 = new TextEncoder();
 
 export function renderHealth(health: UpdateHealth, detailed: boolean): string {
   const items = healthItems(health);

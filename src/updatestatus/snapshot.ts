@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { type AlertsReading, alertsUnavailableNotice, decodeAlerts } from './alerts.js';
+import { mcoImageOf } from './resources.js';
 import { SnapshotError } from './errors.js';
 import { goFileErrorText } from './goerrors.js';
 import type {
@@ -168,8 +169,4 @@ export async function loadSnapshot(cvPath: string): Promise<LoadedSnapshot> {
   };
 }
 
-/** Image of the `machine-config-operator` container; "" when absent. */
-export function mcoImageOf(deployment: Deployment | undefined): string {
-  const containers = deployment?.spec?.template?.spec?.containers ?? [];
-  return containers.find((c) => c.name === 'machine-config-operator')?.image ?? '';
-}
+export { mcoImageOf };

@@ -247,8 +247,11 @@ function nodeInsights(
  * UTF-8 bytes ("nöde-01" is 8), not UTF-16 units; `strings.Replace` on valid UTF-8 matches what split/join does.
  */
 export function replaceNodeName(message: string, name: string): string {
-  return Buffer.byteLength(name, 'utf8') < 8 ? message : message.split(name).join('<node>');
+  return utf8.encode(name).length < 8 ? message : message.split(name).join('<node>');
 }
+
+/** TextEncoder rather than Node's Buffer: the dashboard's console plugin runs this assessment in the browser. */
+const utf8 = new TextEncoder();
 
 /**
  * Assesses the nodes of one pool. `multiArchMigrationInProgress`: same version, new (multi-arch) payload.

@@ -1,62 +1,23 @@
-// The standalone dashboard: three tabs over the view components, fed by the server's change stream. A console
-// plugin would render the same view components with data it fetches its own way.
+// The standalone dashboard: the shared view tabs (views/DashboardTabs.tsx), fed by the server's change stream. The
+// console plugin (src/dashboard/console-plugin) renders the same tabs with data it watches through the console.
 import { useCallback, useState } from 'react';
-import {
-  Alert,
-  Label,
-  PageSection,
-  Tab,
-  TabTitleText,
-  Tabs,
-  Title,
-  Flex,
-  FlexItem,
-} from '@patternfly/react-core';
+import { Alert, Label, PageSection, Title, Flex, FlexItem } from '@patternfly/react-core';
 import type {
   NodePoolView as NodePoolViewData,
   PlacementView as PlacementViewData,
   PodExplanation,
   UpdateView as UpdateViewData,
-  ViewName,
   ViewResponse,
 } from '../view-types.js';
 import { query, useChangeStream, useFetched } from './data.js';
-import { LoadError, Loading, MissingSource, isUnavailable } from './views/common.js';
-import { NodePoolsView } from './views/NodePoolsView.js';
-import { PlacementView } from './views/PlacementView.js';
-import { UpdateView } from './views/UpdateView.js';
-
-type Params = Readonly<Record<string, number | string | undefined>>;
-
-function ViewState<V>({
-  label,
-  fetched,
-  render,
-}: {
-  label: string;
-  fetched: { data: ViewResponse<V> | undefined; error: string | undefined };
-  render: (v: V) => JSX.Element;
-}) {
-  if (fetched.data === undefined)
-    return fetched.error ? <LoadError error={fetched.error} /> : <Loading label={label} />;
-  if (isUnavailable(fetched.data)) return <MissingSource view={label} missing={fetched.data.missing} />;
-  return (
-    <>
-      {fetched.error ? <LoadError error={fetched.error} /> : null}
-      {render(fetched.data as V)}
-    </>
-  );
-}
+import { DashboardTabs, type ExplanationState, type PageParams } from './views/DashboardTabs.js';
 
 export function App() {
   const { revisions, connected } = useChangeStream();
-  const [tab, setTab] = useState<ViewName>('update');
-  const [updateParams, setUpdateParams] = useState<Params>({});
-  const [placementParams, setPlacementParams] = useState<Params>({});
-  const [nodePoolParams, setNodePoolParams] = useState<Params>({});
-  const [explanation, setExplanation] = useState<
-    { pod: string; result?: PodExplanation; error?: string } | undefined
-  >(undefined);
+  const [updateParams, setUpdateParams] = useState<PageParams>({});
+  const [placementParams, setPlacementParams] = useState<PageParams>({});
+  const [nodePoolParams, setNodePoolParams] = useState<PageParams>({});
+  const [explanation, setExplanation] = useState<ExplanationState | undefined>(undefined);
 
   const update = useFetched<ViewResponse<UpdateViewData>>(
     `/api/views/update${query(updateParams)}`,
@@ -108,61 +69,17 @@ export function App() {
         ) : null}
       </PageSection>
       <PageSection>
-        <Tabs
-          activeKey={tab}
-          onSelect={(_e, key) => setTab(key as ViewName)}
-          aria-label="Dashboard views"
-          mountOnEnter
-        >
-          <Tab eventKey="update" title={<TabTitleText>Update</TabTitleText>}>
-            <ViewState
-              label="Update"
-              fetched={update}
-              render={(v) => (
-                <UpdateView
-                  view={v}
-                  onNodesPage={(pool, offset, limit) =>
-                    setUpdateParams((p) => ({ ...p, pool, nodesOffset: offset, nodesLimit: limit }))
-                  }
-                  onInsightsPage={(offset, limit) =>
-                    setUpdateParams((p) => ({ ...p, insightsOffset: offset, insightsLimit: limit }))
-                  }
-                />
-              )}
-            />
-          </Tab>
-          <Tab eventKey="placement" title={<TabTitleText>Pod placement</TabTitleText>}>
-            <ViewState
-              label="Pod placement"
-              fetched={placement}
-              render={(v) => (
-                <PlacementView
-                  view={v}
-                  onPage={(list, offset, limit) =>
-                    setPlacementParams((p) => ({ ...p, [`${list}Offset`]: offset, [`${list}Limit`]: limit }))
-                  }
-                  onExplain={explain}
-                  explanation={explanation}
-                  onCloseExplanation={() => setExplanation(undefined)}
-                />
-              )}
-            />
-          </Tab>
-          <Tab eventKey="nodepools" title={<TabTitleText>NodePools</TabTitleText>}>
-            <ViewState
-              label="NodePools"
-              fetched={nodePools}
-              render={(v) => (
-                <NodePoolsView
-                  view={v}
-                  onPage={(offset, limit) =>
-                    setNodePoolParams({ nodepoolsOffset: offset, nodepoolsLimit: limit })
-                  }
-                />
-              )}
-            />
-          </Tab>
-        </Tabs>
+        <DashboardTabs
+          update={update}
+          placement={placement}
+          nodePools={nodePools}
+          setUpdateParams={setUpdateParams}
+          setPlacementParams={setPlacementParams}
+          setNodePoolParams={setNodePoolParams}
+          explanation={explanation}
+          onExplain={explain}
+          onCloseExplanation={() => setExplanation(undefined)}
+        />
       </PageSection>
     </main>
   );

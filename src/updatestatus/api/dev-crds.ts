@@ -10,28 +10,20 @@ import {
   type ResourceType,
 } from '../../runtime/index.js';
 
-const cluster = (group: string, plural: string, kind: string): ResourceType => ({
-  group,
-  version: 'v1',
-  plural,
-  kind,
-  namespaced: false,
-});
-
-export const ClusterVersions = cluster('config.openshift.io', 'clusterversions', 'ClusterVersion');
-export const ClusterOperators = cluster('config.openshift.io', 'clusteroperators', 'ClusterOperator');
-export const MachineConfigPools = cluster(
-  'machineconfiguration.openshift.io',
-  'machineconfigpools',
-  'MachineConfigPool',
-);
-export const MachineConfigs = cluster('machineconfiguration.openshift.io', 'machineconfigs', 'MachineConfig');
-/** Served by OpenShift 4.19 and later (machineconfiguration.openshift.io/v1), one per node. */
-export const MachineConfigNodes = cluster(
-  'machineconfiguration.openshift.io',
-  'machineconfignodes',
-  'MachineConfigNode',
-);
+export {
+  ClusterOperators,
+  ClusterVersions,
+  MachineConfigNodes,
+  MachineConfigPools,
+  MachineConfigs,
+} from '../resources.js';
+import {
+  ClusterOperators,
+  ClusterVersions,
+  MachineConfigNodes,
+  MachineConfigPools,
+  MachineConfigs,
+} from '../resources.js';
 
 /** route.openshift.io Routes: `openshift-monitoring/thanos-querier` tells where alerts are served. */
 export const Routes: ResourceType = {
