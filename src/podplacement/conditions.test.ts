@@ -25,18 +25,19 @@ describe('ClusterPodPlacementConfig conditions', () => {
     });
   });
 
-  it('says the exec format error monitor is not implemented while it is enabled, and nothing else changes', () => {
+  it('says what the exec format error monitor covers while it is enabled, and nothing else changes', () => {
     const asked = desiredConditions({ ...ready, execFormatErrorMonitorEnabled: true }, 4);
     const monitor = asked.find((c) => c.type === 'ExecFormatErrorMonitorUnsupported');
     expect(monitor).toMatchObject({
-      status: 'True',
-      reason: 'ExecFormatErrorMonitorNotImplemented',
+      status: 'False',
+      reason: 'ExecFormatErrorMonitorFromKubeletReports',
       observedGeneration: 4,
     });
     expect(monitor?.message).toMatch(
-      /^spec\.plugins\.execFormatErrorMonitor\.enabled is true, but Tessera does not implement the exec format error monitor/,
+      /^The exec format error monitor is enabled\. Tessera detects, without an eBPF/,
     );
-    expect(monitor?.message).toContain('Pod placement is not affected');
+    expect(monitor?.message).toContain('mto_enoexecevents_total and the alert ExecFormatErrorsDetected');
+    expect(monitor?.message).toContain('Not covered');
     // Pods are still gated and placed: the operand stays Available and not Degraded.
     const others = (list: typeof asked) => list.filter((c) => c.type !== 'ExecFormatErrorMonitorUnsupported');
     expect(others(asked)).toEqual(others(desiredConditions(ready, 4)));

@@ -14,7 +14,7 @@ export interface OperandObservation {
   readonly mutatingWebhookConfigurationPresent: boolean;
   /** The config is being deleted (deletionTimestamp set). */
   readonly deprovisioning: boolean;
-  /** The config asks for the exec format error monitor, which Tessera does not implement. */
+  /** The config asks for the exec format error monitor (detected from the kubelet's reports). */
   readonly execFormatErrorMonitorEnabled: boolean;
 }
 

@@ -208,7 +208,7 @@ describe('validating handlers', () => {
     expect(ok.allowed).toBe(true);
   });
 
-  it('admits a ClusterPodPlacementConfig asking for the exec format error monitor, with a warning', () => {
+  it('admits a ClusterPodPlacementConfig asking for the exec format error monitor, warning of what it misses', () => {
     const validator = new ClusterConfigValidator(reader(true, []));
     const monitor = (enabled: boolean) => {
       const config = clusterConfig();
@@ -219,8 +219,9 @@ describe('validating handlers', () => {
       const result = validator.handle(request(operation, monitor(true)));
       expect(result.allowed).toBe(true);
       expect(result.warnings).toEqual([
-        'spec.plugins.execFormatErrorMonitor.enabled is true, but Tessera does not implement the exec format ' +
-          'error monitor: no ENoExecEvents, events, metrics or alerts. Pod placement is not affected.',
+        'spec.plugins.execFormatErrorMonitor.enabled: Tessera detects the exec format errors the kubelet ' +
+          'reports, without an eBPF DaemonSet; a failed exec in a container that keeps running is not seen, and ' +
+          'no ENoExecEvents are made.',
       ]);
       // The API server may cut a warning longer than this.
       expect(result.warnings?.[0]?.length).toBeLessThanOrEqual(256);

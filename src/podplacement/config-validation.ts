@@ -7,11 +7,18 @@
 // A PodPlacementConfig the cache refuses (priority clash) is refused at once; one it would admit is confirmed
 // with a namespaced read, so that two configs created back to back are both seen, while the confirming-read
 // budget lasts (CONFIRMING_READS_PER_SECOND); beyond it the cache decides.
-import type { AdmissionHandler, AdmissionRequest, AdmissionResult, Clock } from '../runtime/index.js';
-import { allowed, denied, realClock } from '../runtime/index.js';
+import {
+  allowed,
+  denied,
+  realClock,
+  labelSelectorProblem,
+  type AdmissionHandler,
+  type AdmissionRequest,
+  type AdmissionResult,
+  type Clock,
+} from '../runtime/index.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import { CLUSTER_CONFIG_NAME } from './constants.js';
-import { labelSelectorProblem } from '../runtime/index.js';
 import { clusterConfigWarnings } from './unsupported-plugins.js';
 
 export type Verdict = { allowed: true } | { allowed: false; message: string };

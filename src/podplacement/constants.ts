@@ -116,9 +116,15 @@ export const VALIDATING_WEBHOOK = {
 
 export const SERVICE_CA_INJECT_ANNOTATION = 'service.beta.openshift.io/inject-cabundle';
 
+/**
+ * The ClusterPodPlacementConfig's finalizers the cluster-config reconciler owns. `execFormatErrorEvents` is MTO's: its
+ * operator holds the config until its ENoExecEvent objects are gone. Tessera creates none, so after a move from MTO
+ * the reconciler releases it (it is never wanted) instead of leaving a config that can never be deleted.
+ */
 export const FINALIZERS = {
   podPlacement: 'finalizers.multiarch.openshift.io/pod-placement',
   noPodPlacementConfig: 'finalizers.multiarch.openshift.io/no-pod-placement-config',
+  execFormatErrorEvents: 'finalizers.multiarch.openshift.io/enoexec-events',
 } as const;
 
 export const CONDITION_TYPES = {

@@ -9,10 +9,10 @@
 // watch-decoder.ts): a page of large objects is never one string in memory.
 import type https from 'node:https';
 import { createSecureContext, type SecureContext } from 'node:tls';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
 import { ApiResponseError, ApiStatusError, ApiTransportError, InvalidArgumentError } from './errors.js';
 import { decodeListStream, type ListDecodeOptions } from './list-decoder.js';
+import type { KubeConnection } from './kubeconfig.js';
 import type { KubeList } from './object.js';
 import { decodeWatchStream, type WatchEvent } from './watch-decoder.js';
 import { realClock } from './clock.js';
@@ -92,7 +92,7 @@ export function retryAfterDelayMs(
 
 export class KubeClient {
   readonly server: string;
-  private readonly kubeConfig: KubeConfig;
+  private readonly kubeConfig: KubeConnection;
   private readonly requestTimeoutMs: number;
   private readonly authRefreshMs: number;
   private readonly userAgent: string;
@@ -102,7 +102,7 @@ export class KubeClient {
   private headersAt = -Infinity;
   private setup: Promise<void> | undefined;
 
-  constructor(kubeConfig: KubeConfig, options: KubeClientOptions = {}) {
+  constructor(kubeConfig: KubeConnection, options: KubeClientOptions = {}) {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new InvalidArgumentError('kubeConfig', 'no current cluster; set a current-context');
     this.server = cluster.server.replace(/\/+$/, '');
@@ -123,6 +123,24 @@ export class KubeClient {
     const text = await res.body.text();
     if (res.statusCode < 200 || res.statusCode >= 300) throw this.statusError(opts, res.statusCode, text);
     return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /**
+   * Sends one request and returns its answer as text (UTF-8), of which at most `maxBytes` are read; the rest is not
+   * received. For text/plain answers such as a container's log (pods/log). Errors are read as usual.
+   */
+  async requestText(opts: RequestOptions, maxBytes: number): Promise<string> {
+    const res = await this.send(opts, opts.timeoutMs ?? this.requestTimeoutMs);
+    if (res.statusCode < 200 || res.statusCode >= 300)
+      throw this.statusError(opts, res.statusCode, await res.body.text());
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= maxBytes) break; // leaving the loop destroys the body: the rest is not read
+    }
+    return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
   }
 
   /**
@@ -204,6 +222,7 @@ export class KubeClient {
       const res = await this.sendOnce(opts, timeoutMs);
       const waitMs = retryAfterDelayMs(res.statusCode, res.headers['retry-after'], attempt);
       if (waitMs === undefined) return res;
+      // The refused answer's body is only drained so the connection can be reused; a broken one changes nothing.
       await res.body.dump().catch(() => undefined);
       await realClock.sleep(waitMs, opts.signal);
       if (opts.signal?.aborted) throw new ApiTransportError(opts.method, opts.path, opts.signal.reason);

@@ -68,11 +68,15 @@ const ExecFormatErrorMonitorSchema = Type.Object(
   {
     enabled: Type.Boolean({
       description:
-        'Accepted for compatibility; Tessera does not run this monitor. true is admitted with a warning and ' +
-        'reported by the ExecFormatErrorMonitorUnsupported condition.',
+        'true: containers that fail with "exec format error", as the kubelet reports it, get a Warning event ' +
+        'ExecFormatError and count in mto_enoexecevents_total. Without an eBPF DaemonSet: a failed exec in a ' +
+        'container that keeps running is not seen (the ExecFormatErrorMonitorUnsupported condition says so).',
     }),
   },
-  { description: 'The ExecFormatErrorMonitor plugin (accepted for compatibility, not implemented).' },
+  {
+    description:
+      'The ExecFormatErrorMonitor plugin, detected from what the kubelet reports (no ENoExecEvent objects).',
+  },
 );
 
 const ClusterPluginsSchema = Type.Object(

@@ -16,7 +16,7 @@ import { CONVERSION_WEBHOOK_PATH, SPEC_ANNOTATION } from '../../../src/podplacem
 import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
-} from '../../../src/podplacement/operator.js';
+} from '../../../src/podplacement/operator/start.js';
 import { ApiStatusError, KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import { inProcessOperatorOptions } from './in-process-operator.js';
@@ -104,17 +104,17 @@ async function kubectlPatch(spec: Record<string, unknown>): Promise<string> {
   return stderr;
 }
 
-/** The config's ExecFormatErrorMonitorUnsupported condition once the controller reports `status`. */
-function monitorCondition(status: 'True' | 'False') {
+/** The config's ExecFormatErrorMonitorUnsupported condition once the controller reports it with `reason`. */
+function monitorCondition(reason: string) {
   return eventually(
     async () => {
       const c = (await get(betaPath)).status?.conditions?.find(
         (x) => x.type === 'ExecFormatErrorMonitorUnsupported',
       );
-      if (c?.status !== status) throw new Error(`condition is ${JSON.stringify(c)}`);
+      if (c?.reason !== reason) throw new Error(`condition is ${JSON.stringify(c)}`);
       return c;
     },
-    { timeoutMs: 60_000, what: `ExecFormatErrorMonitorUnsupported=${status}` },
+    { timeoutMs: 60_000, what: `ExecFormatErrorMonitorUnsupported with reason ${reason}` },
   );
 }
 
@@ -217,7 +217,7 @@ describe('ClusterPodPlacementConfig conversion webhook', () => {
     expect((err as ApiStatusError).message).toContain("its name must be 'cluster'");
   });
 
-  it('warns kubectl that the exec format error monitor is not implemented, and reports it in a condition', async () => {
+  it('warns kubectl of what the exec format error monitor does not cover, and reports what it does in a condition', async () => {
     // The API server picks up the webhook configuration moments after the operator writes it: the patch is
     // repeated (it is idempotent) until the warning comes back.
     const stderr = await eventually(
@@ -229,21 +229,24 @@ describe('ClusterPodPlacementConfig conversion webhook', () => {
       { timeoutMs: 30_000, what: 'the admission warning printed by kubectl' },
     );
     expect(stderr).toContain(
-      'Warning: spec.plugins.execFormatErrorMonitor.enabled is true, but Tessera does not implement the exec ' +
-        'format error monitor: no ENoExecEvents, events, metrics or alerts. Pod placement is not affected.',
+      'Warning: spec.plugins.execFormatErrorMonitor.enabled: Tessera detects the exec format errors the kubelet ' +
+        'reports, without an eBPF DaemonSet; a failed exec in a container that keeps running is not seen, and no ' +
+        'ENoExecEvents are made.',
     );
     // Admitted all the same, the rest of the spec untouched.
     expect((await get(betaPath)).spec).toMatchObject({
       plugins: { ...plugins, execFormatErrorMonitor: { enabled: true } },
     });
-    const unsupported = await monitorCondition('True');
-    expect(unsupported.reason).toBe('ExecFormatErrorMonitorNotImplemented');
-    expect(unsupported.message).toContain('Tessera does not implement the exec format error monitor');
+    // It stays False (nothing is unsupported as asked), and says what is covered and what is not.
+    const covered = await monitorCondition('ExecFormatErrorMonitorFromKubeletReports');
+    expect(covered.status).toBe('False');
+    expect(covered.message).toContain('Tessera detects, without an eBPF DaemonSet');
+    expect(covered.message).toContain('Not covered');
 
-    // Turned off: no warning, and the condition clears.
+    // Turned off: no warning, and the condition says so.
     expect(await kubectlPatch({ plugins: { execFormatErrorMonitor: { enabled: false } } })).not.toContain(
       'Warning:',
     );
-    expect((await monitorCondition('False')).reason).toBe('ExecFormatErrorMonitorNotEnabled');
+    expect((await monitorCondition('ExecFormatErrorMonitorNotEnabled')).status).toBe('False');
   });
 });
