@@ -13,7 +13,7 @@ import tseslint from 'typescript-eslint';
 //   nodepool      runtime, updatestatus (only its informer.ts)
 //   devcluster    runtime
 //   demo          anything but cli
-//   dashboard     runtime, registry (only through src/registry/index.ts), podplacement, updatestatus, nodepool
+//   dashboard     runtime, registry (only through src/registry/index.ts or light.ts), podplacement, updatestatus, nodepool
 //   cli           anything (the command-line shell: it wires every folder, internals included)
 //
 // Outside src/runtime and src/cli, the runtime is imported only through src/runtime/index.ts, or
@@ -57,7 +57,7 @@ const MAY_IMPORT = {
 /** @type {Record<string, string[]>} area -> the only modules of it other areas may import */
 const ENTRY_POINTS = {
   runtime: ['index', 'light'],
-  registry: ['index'],
+  registry: ['index', 'light'],
   // For the product areas that are its informers; demo (which drives every area) is not limited to it.
   updatestatus: ['informer'],
 };
@@ -151,6 +151,8 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-non-null-assertion': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // One import declaration per module: types join the values as `type X` (`import { a, type B } from ...`).
+      'no-duplicate-imports': 'error',
     },
   },
   // Lint that sees types: promises that are dropped or passed where a callback's result is ignored, awaits of

@@ -1,42 +1,25 @@
-// `npm run generate`: rewrites every generated file of the repository from its source of truth (each area's pure
-// renderer), only where the content changed. `npm run generate:check` (part of `npm run lint`, so CI runs it)
-// writes nothing, names every stale or missing file on stderr and exits 1. The generators are tools, not product:
-// they live here and in hack/bundle/, outside what `npm run build` compiles into dist/.
-//   pod placement   deploy/crds/multiarch.openshift.io_*.yaml                src/podplacement/api/crd.ts
-//   update status   deploy/crds/update.openshift.io_updatestatuses.yaml      src/updatestatus/api/crd.ts
-//   NodePool        deploy/crds/dev/<hypershift, performance, tuned CRDs>    src/nodepool/api/crd.ts
-//   OLM bundle      bundle/ (CSV, CRDs, objects, annotations) from deploy/podplacement/base  hack/bundle/bundle.ts
+// `npm run generate`: rewrites every generated file of the repository from its source of truth, only where the
+// content changed. `npm run generate:check` (part of `npm run lint`, so CI runs it) writes nothing, names every stale
+// or missing file on stderr and exits 1. Each area lists its own files in `src/<area>/api/generated-files.ts`
+// (`generatedFiles()`, pure); this is the one tool that writes and checks them all. The generators are tools, not
+// product: they live here and in hack/bundle/, outside what `npm run build` compiles into dist/.
+//   pod placement   deploy/crds/multiarch.openshift.io_*.yaml, deploy/crds/dev/<OpenShift registry-policy kinds>
+//   update status   deploy/crds/update.openshift.io_updatestatuses.yaml
+//   NodePool        deploy/crds/dev/<hypershift, performance, tuned CRDs>
+//   OLM bundle      bundle/ (CSV, CRDs, objects, annotations) from deploy/podplacement/base (hack/bundle/bundle.ts)
+//   console plugin  deploy/console-plugin/ (src/dashboard/console-plugin/generated-files.ts)
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderCrds as renderNodePoolCrds } from '../src/nodepool/api/crd.js';
-import { crdFileName, renderCrdYaml } from '../src/podplacement/api/crd.js';
-import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from '../src/podplacement/api/schema.js';
-import { UPDATE_STATUS_CRD_FILE, updateStatusCrdYaml } from '../src/updatestatus/api/crd.js';
+import { generatedFiles as dashboardFiles } from '../src/dashboard/console-plugin/generated-files.js';
+import { generatedFiles as nodePoolFiles } from '../src/nodepool/api/generated-files.js';
+import { generatedFiles as podPlacementFiles } from '../src/podplacement/api/generated-files.js';
+import type { GeneratedFile } from '../src/runtime/light.js';
+import { generatedFiles as updateStatusFiles } from '../src/updatestatus/api/generated-files.js';
 import { renderBundle } from './bundle/bundle.js';
 import { readBundleSources } from './bundle/sources.js';
 
-/** A generated file: its path relative to the project root, and its exact content. */
-interface GeneratedFile {
-  readonly path: string;
-  readonly content: string;
-}
-
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-const podPlacementFiles = (): GeneratedFile[] =>
-  [CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG].map((kind) => ({
-    path: `deploy/crds/${crdFileName(kind)}`,
-    content: renderCrdYaml(kind),
-  }));
-
-const updateStatusFiles = (): GeneratedFile[] => [
-  { path: UPDATE_STATUS_CRD_FILE, content: updateStatusCrdYaml() },
-];
-
-/** Development CRDs for dev clusters, tests, the demo and the benchmark. */
-const nodePoolFiles = (): GeneratedFile[] =>
-  renderNodePoolCrds().map((crd) => ({ path: crd.file, content: crd.yaml }));
 
 const bundleFiles = async (): Promise<GeneratedFile[]> =>
   renderBundle(await readBundleSources(root)).map((f) => ({ path: `bundle/${f.path}`, content: f.content }));
@@ -46,6 +29,7 @@ async function allGeneratedFiles(): Promise<GeneratedFile[]> {
     ...podPlacementFiles(),
     ...updateStatusFiles(),
     ...nodePoolFiles(),
+    ...dashboardFiles(),
     ...(await bundleFiles()),
   ];
   const seen = new Set<string>();
@@ -57,7 +41,7 @@ async function allGeneratedFiles(): Promise<GeneratedFile[]> {
 }
 
 /** Folders whose every file is generated: a file there that no generator writes is stale too. */
-const GENERATED_FOLDERS = ['bundle'];
+const GENERATED_FOLDERS = ['bundle', 'deploy/crds/dev'];
 
 async function filesUnder(folder: string): Promise<string[]> {
   const entries = await readdir(path.join(root, folder), { recursive: true, withFileTypes: true }).catch(

@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { buildCrd } from '../../src/podplacement/api/crd.js';
+import { podPlacementCrd } from '../../src/podplacement/api/crd.js';
 import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from '../../src/podplacement/api/schema.js';
 import { BundleSourceError, type BundleSources, type Manifest } from './bundle.js';
 
@@ -42,6 +42,6 @@ export async function readBundleSources(
     replaces: overrides.replaces,
     createdAt: overrides.createdAt,
     deployObjects,
-    crds: [buildCrd(CLUSTER_POD_PLACEMENT_CONFIG), buildCrd(POD_PLACEMENT_CONFIG)] as unknown as Manifest[],
+    crds: [podPlacementCrd(CLUSTER_POD_PLACEMENT_CONFIG), podPlacementCrd(POD_PLACEMENT_CONFIG)] as unknown as Manifest[],
   };
 }

@@ -107,7 +107,7 @@ async function runPodPlacement(target: Target, signal: AbortSignal, logger: Logg
     await demo.operator.stopped;
     return;
   }
-  const { runPodPlacementOperator } = await import('../podplacement/operator.js');
+  const { runPodPlacementOperator } = await import('../podplacement/operator/start.js');
   // An API server on this machine can call a webhook on 127.0.0.1; a remote one needs the in-cluster Service.
   const server = target.kubeConfig.getCurrentCluster()?.server ?? '';
   const apiServerIsLocal = /^https:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:|\/|$)/.test(server);
@@ -161,6 +161,7 @@ async function runUpdateStatus(target: Target, signal: AbortSignal, logger: Logg
       await runSimulation({ client, from, to, stepMs: 3_000, signal });
       if (!signal.aborted)
         say(`[updatestatus] simulated update to ${to} finished; the next starts in a minute`);
+      // Rejects only when aborted at shutdown, which the loop's condition then ends.
       await sleep(60_000, undefined, { signal }).catch(() => undefined);
     }
   }

@@ -17,7 +17,10 @@ import {
   type Logger,
 } from '../runtime/index.js';
 import { ARCH_LABEL, EXCLUDE_NAMESPACE_LABEL, MUTATING_WEBHOOK } from '../podplacement/constants.js';
-import { startPodPlacementOperator, type PodPlacementOperatorHandle } from '../podplacement/operator.js';
+import {
+  startPodPlacementOperator,
+  type PodPlacementOperatorHandle,
+} from '../podplacement/operator/start.js';
 import {
   imagesOf,
   placementRow,

@@ -1,6 +1,6 @@
 // `tessera podplacement ...` commands. Imports only commander's types, the flag parsers and light constants;
-// implementations load on demand. Flags without a default leave the operator's own default in force (the help
-// names it).
+// implementations load on demand. Flags without a default leave the operator's own default in force; the help
+// names it from the constant the operator uses, never from a copy.
 import type { Command } from 'commander';
 import {
   addMetricsFlags,
@@ -9,11 +9,25 @@ import {
   parseListenPort,
   parsePositiveCount,
 } from '../cli/flags.js';
+import {
+  DEFAULT_LISTEN_HOST,
+  DEFAULT_PROBE_PORT,
+  DEFAULT_WEBHOOK_MAX_CONNECTIONS,
+  DEFAULT_WEBHOOK_MAX_REQUEST_BYTES,
+  DEFAULT_WEBHOOK_PORT,
+} from '../runtime/light.js';
 import { DEFAULT_OPERATOR_NAMESPACE, GLOBAL_PULL_SECRET } from './constants.js';
+import { DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS } from './controller-liveness.js';
 import type { ExplainFlags } from './explain-command.js';
+import { DEFAULT_WORKERS, defaultInspectionSlotCaps } from './inspection-slots.js';
 import type { OperatorFlags } from './operator-command.js';
+import { DEFAULT_COMPONENTS, DEFAULT_TLS_MODE } from './operator/options.js';
 import type { ReleaseFlags } from './release-command.js';
-import { DEFAULT_WORKERS } from './operator/options.js';
+import { DEFAULT_INSPECTION_DEADLINE_MS, DEFAULT_RETRY_BASE_DELAY_MS } from './retry-schedule.js';
+
+const MIB = 1024 * 1024;
+/** What the inspection caps come to with the default --workers. */
+const DEFAULT_CAPS = defaultInspectionSlotCaps(DEFAULT_WORKERS);
 
 export function registerPodPlacementCommands(program: Command): void {
   const pp = program
@@ -30,19 +44,26 @@ export function registerPodPlacementCommands(program: Command): void {
     )
     .addOption(
       pp
-        .createOption('--components <which>', 'run the webhook, the controller, or both (default: all)')
+        .createOption(
+          '--components <which>',
+          `run the webhook, the controller, or both (default: ${DEFAULT_COMPONENTS})`,
+        )
         .choices(['all', 'controller', 'webhook']),
     )
-    .option('--webhook-port <port>', 'webhook HTTPS port, 0 = any free port (default: 9443)', parseListenPort)
-    .option('--webhook-host <host>', 'webhook listen address (default: 0.0.0.0)')
+    .option(
+      '--webhook-port <port>',
+      `webhook HTTPS port, 0 = any free port (default: ${DEFAULT_WEBHOOK_PORT})`,
+      parseListenPort,
+    )
+    .option('--webhook-host <host>', `webhook listen address (default: ${DEFAULT_LISTEN_HOST})`)
     .option(
       '--webhook-max-request-bytes <bytes>',
-      'largest AdmissionReview body accepted (counted as it arrives; larger ones get 413) (default: 7 MiB)',
+      `largest AdmissionReview body accepted (counted as it arrives; larger ones get 413) (default: ${DEFAULT_WEBHOOK_MAX_REQUEST_BYTES / MIB} MiB)`,
       parsePositiveCount,
     )
     .option(
       '--webhook-max-connections <n>',
-      'open webhook connections at most (at the cap the longest idle or stuck one is closed for a new one) (default: 256)',
+      `open webhook connections at most (at the cap the longest idle or stuck one is closed for a new one) (default: ${DEFAULT_WEBHOOK_MAX_CONNECTIONS})`,
       parsePositiveCount,
     )
     .option(
@@ -53,10 +74,14 @@ export function registerPodPlacementCommands(program: Command): void {
       '--webhook-url <url>',
       'reach the webhook at this URL instead of the Service (operator outside the cluster; port 0 = the bound port)',
     )
-    .option('--probe-port <port>', 'health/metrics port, 0 = any free port (default: 8081)', parseListenPort)
+    .option(
+      '--probe-port <port>',
+      `health/metrics port, 0 = any free port (default: ${DEFAULT_PROBE_PORT})`,
+      parseListenPort,
+    )
     .addOption(
       pp
-        .createOption('--tls <mode>', 'webhook certificate source (default: self-managed)')
+        .createOption('--tls <mode>', `webhook certificate source (default: ${DEFAULT_TLS_MODE})`)
         .choices(['self-managed', 'service-ca', 'olm']),
     )
     .option(
@@ -99,27 +124,27 @@ export function registerPodPlacementCommands(program: Command): void {
     .option('--workers <n>', 'concurrent pod reconciles', parsePositiveCount, DEFAULT_WORKERS)
     .option(
       '--retry-base-delay-ms <ms>',
-      'wait before the 2nd inspection attempt, doubling each time (default: 2000)',
+      `wait before the 2nd inspection attempt, doubling each time (default: ${DEFAULT_RETRY_BASE_DELAY_MS})`,
       parseDuration('ms'),
     )
     .option(
       '--inspection-deadline-ms <ms>',
-      'longest wait of a pod for its registries, over all its attempts; then it is ungated (fallback architecture if set) (default: 15000)',
+      `longest wait of a pod for its registries, over all its attempts; then it is ungated (fallback architecture if set) (default: ${DEFAULT_INSPECTION_DEADLINE_MS})`,
       parseDuration('ms'),
     )
     .option(
       '--max-inspections-per-namespace <n>',
-      'pods of one namespace inspected at once (default: a quarter of --workers)',
+      `pods of one namespace inspected at once (default: a quarter of --workers, at least 1: ${DEFAULT_CAPS.maxInspectionsPerNamespace} with ${DEFAULT_WORKERS} workers)`,
       parsePositiveCount,
     )
     .option(
       '--max-inspections-per-registry <n>',
-      'pods inspected at once per registry host (default: half of --workers)',
+      `pods inspected at once per registry host (default: half of --workers, at least 1: ${DEFAULT_CAPS.maxInspectionsPerRegistry} with ${DEFAULT_WORKERS} workers)`,
       parsePositiveCount,
     )
     .option(
       '--controller-lease-stale-after-ms <ms>',
-      "webhook: when the controller's leader Lease has not been renewed for this long, admit new pods ungated until it is; 0: always gate (default: 300000, 5 minutes)",
+      `webhook: when the controller's leader Lease has not been renewed for this long, admit new pods ungated until it is; 0: always gate (default: ${DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS}, ${DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS / 60_000} minutes)`,
       parseDuration('ms', { allowZero: true }),
     )
     .action(async (opts: OperatorFlags, command: Command) => {
@@ -143,7 +168,7 @@ export function registerPodPlacementCommands(program: Command): void {
     .option('--force', 'release even while the controller holds its leader Lease')
     .option(
       '--operator-namespace <ns>',
-      "the controller's namespace, where its leader Lease is (default: openshift-multiarch-tuning-operator)",
+      `the controller's namespace, where its leader Lease is (default: ${DEFAULT_OPERATOR_NAMESPACE})`,
     )
     .action(async (opts: ReleaseFlags) => {
       const { runReleaseCommand } = await import('./release-command.js');

@@ -3,8 +3,15 @@
 // deleted, and both the reconciler and the webhook are ready (so no pod is gated with nobody to ungate it); on
 // deletion it is removed first, then the config is held (finalizer) until no pod carries the gate, and released.
 // Level-based: call reconcile('cluster') on any change of the inputs (the operator wires the informers).
-import type { Clock, Logger, ReconcileResult, ResourceClient } from '../runtime/index.js';
-import { ignoreNotFound, isConflict, isNotFound } from '../runtime/index.js';
+import {
+  ignoreNotFound,
+  isConflict,
+  isNotFound,
+  type Clock,
+  type Logger,
+  type ReconcileResult,
+  type ResourceClient,
+} from '../runtime/index.js';
 import type { ClusterPodPlacementConfig, LabelSelector } from './api/schema.js';
 import { canServeMutatingWebhook, desiredConditions, mergeConditions, sameConditions } from './conditions.js';
 import { CLUSTER_CONFIG_NAME, FINALIZERS, MUTATING_WEBHOOK } from './constants.js';
@@ -16,7 +23,7 @@ import {
   type WebhookTlsTrust,
 } from './webhook-configurations.js';
 
-export interface ClusterConfigControllerOptions {
+export interface ClusterConfigReconcilerOptions {
   /** The cached `cluster` object, or undefined. */
   getClusterConfig: () => ClusterPodPlacementConfig | undefined;
   clusterConfigs: ResourceClient<ClusterPodPlacementConfig & { metadata: { name: string } }>;
@@ -49,14 +56,14 @@ function selectorOf(config: ClusterPodPlacementConfig): LabelSelector | undefine
   return config.spec?.namespaceSelector;
 }
 
-export class ClusterConfigController {
+export class ClusterConfigReconciler {
   private webhookDeletedAt: number | undefined;
   /** Clock time of the first reconcile of this process. */
   private startedAt: number | undefined;
   /** This process has been ready at least once (so "not ready" now means readiness was lost). */
   private everReady = false;
 
-  constructor(private readonly o: ClusterConfigControllerOptions) {}
+  constructor(private readonly o: ClusterConfigReconcilerOptions) {}
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | void> {
     if (key !== CLUSTER_CONFIG_NAME) return;

@@ -5,7 +5,7 @@
 // Pure: the caller reads the Lease and passes a *monotonic local* time. The Lease's renewTime is the holder's clock,
 // not ours, so it is never compared with our clock; what counts is how long this process has seen the record
 // unchanged (the rule a Lease candidate and `tessera podplacement release` follow: runtime/lease-decision.ts).
-import { observe, type LeaseSpec, type ObservedLease } from '../runtime/index.js';
+import { observe, type LeaseSpec, type ObservedLease } from '../runtime/light.js';
 
 /** Default of --controller-lease-stale-after-ms: 5 minutes, far above a restart (seconds) or a lease hand-over (15 s). */
 export const DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS = 5 * 60_000;

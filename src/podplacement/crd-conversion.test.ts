@@ -2,7 +2,7 @@
 // patch that re-points it at a running operator (URL or Service) with the operator's CA.
 import { describe, expect, it } from 'vitest';
 import { CONVERSION_WEBHOOK_PATH } from './api/conversion.js';
-import { buildCrd } from './api/crd.js';
+import { podPlacementCrd } from './api/crd.js';
 import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from './api/schema.js';
 import { SERVICE_CA_INJECT_ANNOTATION } from './constants.js';
 import { crdConversionPatch } from './crd-conversion.js';
@@ -11,7 +11,7 @@ const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 
 describe('generated CRD conversion', () => {
   it('converts ClusterPodPlacementConfig through the operator Service with ConversionReview v1', () => {
-    const spec = buildCrd(CLUSTER_POD_PLACEMENT_CONFIG).spec as Record<string, unknown>;
+    const spec = podPlacementCrd(CLUSTER_POD_PLACEMENT_CONFIG).spec as Record<string, unknown>;
     expect(spec.conversion).toEqual({
       strategy: 'Webhook',
       webhook: {
@@ -29,7 +29,7 @@ describe('generated CRD conversion', () => {
   });
 
   it('leaves single-version kinds without conversion', () => {
-    expect(buildCrd(POD_PLACEMENT_CONFIG).spec).not.toHaveProperty('conversion');
+    expect(podPlacementCrd(POD_PLACEMENT_CONFIG).spec).not.toHaveProperty('conversion');
   });
 });
 

@@ -193,7 +193,7 @@ export async function runExplainCommand(
     let configs: PodPlacementConfig[] = [];
     let globalSecret: PullSecretLike | undefined;
     let policy: RegistryPolicy | undefined;
-    let clusterCAs: HostCaCertificates = new Map();
+    let clusterCas: HostCaCertificates = new Map();
     if (client) {
       clusterConfig = await ignoreNotFound(
         new ResourceClient<ClusterPodPlacementConfig & KubeObject>(client, ClusterPodPlacementConfigs).get(
@@ -223,7 +223,7 @@ export async function runExplainCommand(
       // The trust the operator has: the same registry policy and additionalTrustedCA bundles.
       const trust = await readRegistryTrust(client, logger, signal);
       policy = trust.policy;
-      clusterCAs = trust.hostCaCertificates;
+      clusterCas = trust.hostCaCertificates;
     }
     const secrets = client ? new ResourceClient<PullSecretLike & KubeObject>(client, Secrets) : undefined;
     const resolver = new PullSecretResolver({
@@ -233,10 +233,10 @@ export async function runExplainCommand(
           : undefined,
       globalSecret: () => globalSecret,
     });
-    const flagCAs = await Promise.all((opts.registryCa ?? []).map((f) => readFile(f, 'utf8')));
+    const flagCas = await Promise.all((opts.registryCa ?? []).map((f) => readFile(f, 'utf8')));
     const registry = new RegistryInspector({
-      caCertificates: flagCAs,
-      hostCaCertificates: clusterCAs,
+      caCertificates: flagCas,
+      hostCaCertificates: clusterCas,
       ...(policy ? { policy: () => policy } : {}),
       ...(opts.proxy ? { proxy: opts.proxy } : {}),
     });

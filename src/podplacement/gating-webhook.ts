@@ -6,10 +6,14 @@
 // microseconds and never calls the API server on the admission path. While the controller's Lease is not renewed
 // (gatingSuspended), pods are admitted ungated: a gate nobody removes would keep them Pending.
 import type { Operation } from 'fast-json-patch';
-import type { AdmissionHandler, AdmissionRequest, AdmissionResult } from '../runtime/index.js';
-import type { Clock } from '../runtime/index.js';
-import type { Logger } from '../runtime/index.js';
-import { isRecord } from '../runtime/index.js';
+import {
+  isRecord,
+  type AdmissionHandler,
+  type AdmissionRequest,
+  type AdmissionResult,
+  type Clock,
+  type Logger,
+} from '../runtime/index.js';
 import { decideAdmission } from './admission.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import type { PodPlacementMetrics } from './metrics.js';

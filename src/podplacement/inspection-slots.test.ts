@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULT_MAX_INSPECTIONS,
-  DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE,
-  DEFAULT_MAX_INSPECTIONS_PER_REGISTRY,
+  DEFAULT_WORKERS,
   InspectionSlots,
+  defaultInspectionSlotCaps,
   inspectionSlotCaps,
 } from './inspection-slots.js';
 import { InvalidArgumentError } from '../runtime/index.js';
@@ -124,11 +123,8 @@ describe('InspectionSlots', () => {
   });
 
   it('fills in the default caps, keeps the ones given, and refuses a cap below 1 naming it', () => {
-    expect(inspectionSlotCaps()).toEqual({
-      maxInspections: DEFAULT_MAX_INSPECTIONS,
-      maxInspectionsPerNamespace: DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE,
-      maxInspectionsPerRegistry: DEFAULT_MAX_INSPECTIONS_PER_REGISTRY,
-    });
+    expect(inspectionSlotCaps()).toEqual(defaultInspectionSlotCaps(DEFAULT_WORKERS));
+    expect(inspectionSlotCaps({}, 12)).toEqual(defaultInspectionSlotCaps(12));
     expect(inspectionSlotCaps({ maxInspectionsPerRegistry: 1 }).maxInspectionsPerRegistry).toBe(1);
     expect(() => inspectionSlotCaps({ maxInspectionsPerNamespace: 0 })).toThrow(InvalidArgumentError);
     expect(() => inspectionSlotCaps({ maxInspections: 2.5 })).toThrow(/maxInspections\b/);

@@ -8,15 +8,13 @@
 // allow, within one inspection deadline while fewer namespaces wait than there are slots in total, however many
 // pods, namespaces or registry names the others use. Not guaranteed: the order within a namespace beyond its
 // oldest SCAN_LIMIT waiting pods (later ones are reached as those go, or when they come back on their own).
-import { InvalidArgumentError } from '../runtime/index.js';
+// The caps' defaults are shares of the pod controller's workers, so the worker default lives here with them: one
+// source for the controller, the reconciler and the CLI's help (which imports this module: it loads only light.ts).
 import type { Clock } from '../runtime/index.js';
+import { InvalidArgumentError } from '../runtime/light.js';
 
-/** Registry inspections in flight at once, all namespaces together: below the 8 default workers. */
-export const DEFAULT_MAX_INSPECTIONS = 6;
-/** Registry inspections in flight at once for the pods of one namespace. */
-export const DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE = 2;
-/** Registry inspections in flight at once naming one registry host. */
-export const DEFAULT_MAX_INSPECTIONS_PER_REGISTRY = 4;
+/** Default of the pod controller's workers (--workers): concurrent pod reconciles. */
+export const DEFAULT_WORKERS = 8;
 /** When a held-back pod is looked at again, in ms, if nothing wakes it: a safety net when a wake is wired. */
 export const HELD_BACK_RECHECK_MS = 2_000;
 /** When a held-back pod is looked at again, in ms, when nothing can wake it (it polls). */
@@ -31,12 +29,34 @@ export interface InspectionSlotCaps {
   maxInspectionsPerRegistry: number;
 }
 
-/** `given` caps with the defaults filled in; throws InvalidArgumentError naming a cap that is not an integer >= 1. */
-export function inspectionSlotCaps(given: Partial<InspectionSlotCaps> = {}): InspectionSlotCaps {
+/**
+ * The caps' defaults for a controller with `workers` workers, so neither any number of tenants nor a registry holds
+ * every worker: in total `workers` less a quarter (at least 1 left for pods the cache answers, from 2 workers on),
+ * a quarter of them per namespace and half of them per registry host (each at least 1). With DEFAULT_WORKERS (8):
+ * 6, 2 and 4.
+ */
+export function defaultInspectionSlotCaps(workers: number): InspectionSlotCaps {
+  const quarter = Math.max(1, Math.floor(workers / 4));
+  return {
+    maxInspections: Math.max(1, workers - quarter),
+    maxInspectionsPerNamespace: quarter,
+    maxInspectionsPerRegistry: Math.max(1, Math.floor(workers / 2)),
+  };
+}
+
+/**
+ * `given` caps, the others defaulted for `workers` (defaultInspectionSlotCaps); throws InvalidArgumentError naming
+ * a cap that is not an integer >= 1.
+ */
+export function inspectionSlotCaps(
+  given: Partial<InspectionSlotCaps> = {},
+  workers = DEFAULT_WORKERS,
+): InspectionSlotCaps {
+  const defaults = defaultInspectionSlotCaps(workers);
   const caps: InspectionSlotCaps = {
-    maxInspections: given.maxInspections ?? DEFAULT_MAX_INSPECTIONS,
-    maxInspectionsPerNamespace: given.maxInspectionsPerNamespace ?? DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE,
-    maxInspectionsPerRegistry: given.maxInspectionsPerRegistry ?? DEFAULT_MAX_INSPECTIONS_PER_REGISTRY,
+    maxInspections: given.maxInspections ?? defaults.maxInspections,
+    maxInspectionsPerNamespace: given.maxInspectionsPerNamespace ?? defaults.maxInspectionsPerNamespace,
+    maxInspectionsPerRegistry: given.maxInspectionsPerRegistry ?? defaults.maxInspectionsPerRegistry,
   };
   for (const [field, v] of Object.entries(caps))
     if (!Number.isInteger(v) || v < 1)

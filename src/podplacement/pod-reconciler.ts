@@ -10,10 +10,15 @@
 // every worker or starve another tenant. Reads pods only from the gated-pods cache given by the caller. This file
 // keeps the reconcile flow; the state between reconciles lives in inspection-slots.ts (who may wait on registries,
 // and the held-back pods' wake line) and retry-schedule.ts (when a pod tries again, and its deadline budget).
-import { isConflict, isNotFound, splitObjectKey } from '../runtime/index.js';
-import type { Clock } from '../runtime/index.js';
-import type { Logger } from '../runtime/index.js';
-import type { ReconcileResult } from '../runtime/index.js';
+import {
+  isConflict,
+  isNotFound,
+  splitObjectKey,
+  type Clock,
+  type Logger,
+  type ReconcileResult,
+  type EventRecorder,
+} from '../runtime/index.js';
 import {
   Keyring,
   PolicyRefusalError,
@@ -24,7 +29,6 @@ import {
 } from '../registry/index.js';
 import type { ClusterPodPlacementConfig, PodPlacementConfig } from './api/schema.js';
 import { EVENT_MESSAGES, EVENT_REASONS, MAX_RETRY_COUNT } from './constants.js';
-import type { EventRecorder } from '../runtime/index.js';
 import type { PodPlacementMetrics } from './metrics.js';
 import {
   imagesToInspect,
@@ -82,17 +86,17 @@ export interface PodReconcilerOptions {
   inspectionDeadlineMs?: number;
   /**
    * Pods inspected at once (waiting on registries), all namespaces together; keep it below the controller's
-   * workers so pods the cache answers always find a worker. Default: DEFAULT_MAX_INSPECTIONS (6, of 8 workers).
+   * workers so pods the cache answers always find a worker. Default: defaultInspectionSlotCaps(DEFAULT_WORKERS) (6).
    */
   maxInspections?: number;
   /**
    * Pods of one namespace inspected at once; more wait in the queue, not in a worker. Default:
-   * DEFAULT_MAX_INSPECTIONS_PER_NAMESPACE (2).
+   * defaultInspectionSlotCaps(DEFAULT_WORKERS) (2).
    */
   maxInspectionsPerNamespace?: number;
   /**
    * Pods inspected at once per registry host named in their images, all namespaces together. Default:
-   * DEFAULT_MAX_INSPECTIONS_PER_REGISTRY (4).
+   * defaultInspectionSlotCaps(DEFAULT_WORKERS) (4).
    */
   maxInspectionsPerRegistry?: number;
   /**

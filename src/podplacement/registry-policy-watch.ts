@@ -5,21 +5,23 @@
 // TrustedCaWatch keeps the cluster's registry CA certificates (additionalTrustedCA, each bundle for its own host) current:
 // by polling the ConfigMap by name (the operator may only `get` it), and soon after the image config changes (a burst
 // of changes costs one read in flight and one after it, at most one read per TRUSTED_CA_MIN_READ_INTERVAL_MS).
-import type {
-  Clock,
-  KubeClient,
-  KubeObject,
-  KubeList,
-  Logger,
-  ResourceType,
-  Runnable,
+import {
+  ConfigMaps,
+  ignoreNotFound,
+  resourcePath,
+  type Clock,
+  type KubeClient,
+  type KubeObject,
+  type KubeList,
+  type Logger,
+  type ResourceType,
+  type Runnable,
 } from '../runtime/index.js';
-import { ConfigMaps, ignoreNotFound, resourcePath } from '../runtime/index.js';
 import { sameHostCaCertificates, type HostCaCertificates, type RegistryPolicy } from '../registry/index.js';
 import {
   ADDITIONAL_TRUSTED_CA_NAMESPACE,
   IMAGE_CONFIG_NAME,
-  additionalTrustedCAs,
+  additionalTrustedCas,
   additionalTrustedCaName,
   ClusterImagePolicies,
   ImageConfigs,
@@ -196,7 +198,7 @@ export async function fetchAdditionalTrustedCa(
     resourcePath(ConfigMaps, ADDITIONAL_TRUSTED_CA_NAMESPACE, name),
   );
   if (!configMap) return { configMap: configMapRef, state: 'missing', bundles: [], ignoredKeys: [] };
-  return { configMap: configMapRef, state: 'read', ...additionalTrustedCAs(configMap.data) };
+  return { configMap: configMapRef, state: 'read', ...additionalTrustedCas(configMap.data) };
 }
 
 /** Logs what an administrator should fix in a read: a named ConfigMap that is absent, entries that are no PEM. */
@@ -218,7 +220,7 @@ export function reportTrustedCaRead(read: TrustedCaRead, logger: Logger): void {
  * problems logged. Empty when the kind is not served (`kinds`, from discoverPolicyKinds) or the image config or its
  * ConfigMap is missing.
  */
-export async function readAdditionalTrustedCAs(
+export async function readAdditionalTrustedCas(
   client: Pick<KubeClient, 'request'>,
   kinds: readonly ResourceType[],
   logger: Logger,
@@ -356,6 +358,6 @@ export async function readRegistryTrust(
   };
   return {
     policy: clusterRegistryPolicy(objects),
-    hostCaCertificates: await readAdditionalTrustedCAs(client, kinds, logger, signal),
+    hostCaCertificates: await readAdditionalTrustedCas(client, kinds, logger, signal),
   };
 }

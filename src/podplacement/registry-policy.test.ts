@@ -19,7 +19,7 @@ import {
   ImageContentSourcePolicies,
   ImageDigestMirrorSets,
   ImageTagMirrorSets,
-  additionalTrustedCAs,
+  additionalTrustedCas,
   additionalTrustedCaHost,
   clusterRegistryPolicy,
   hostCaCertificatesOf,
@@ -38,7 +38,7 @@ import {
   TrustedCaWatch,
   discoverPolicyKinds,
   fetchAdditionalTrustedCa,
-  readAdditionalTrustedCAs,
+  readAdditionalTrustedCas,
   readRegistryTrust,
   type PolicyInformer,
 } from './registry-policy-watch.js';
@@ -263,7 +263,7 @@ const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 describe('additionalTrustedCA', () => {
   it('scopes each PEM bundle to the registry host its key names, and reports keys without one', () => {
     expect(
-      additionalTrustedCAs({
+      additionalTrustedCas({
         'b.example..5000': PEM,
         'a.example': PEM,
         broken: 'not a cert',
@@ -276,7 +276,7 @@ describe('additionalTrustedCA', () => {
       ],
       ignoredKeys: ['bad..port..key', 'broken'],
     });
-    expect(additionalTrustedCAs(undefined)).toEqual({ bundles: [], ignoredKeys: [] });
+    expect(additionalTrustedCas(undefined)).toEqual({ bundles: [], ignoredKeys: [] });
   });
 
   it.each([
@@ -296,7 +296,7 @@ describe('additionalTrustedCA', () => {
   it('keeps every bundle of keys naming the same host, for that host only', () => {
     const other = PEM.replace('MIIB', 'MIIC');
     const byHost = hostCaCertificatesOf(
-      additionalTrustedCAs({ 'r.example': PEM, 'r.example..443': other, 's.example': other }).bundles,
+      additionalTrustedCas({ 'r.example': PEM, 'r.example..443': other, 's.example': other }).bundles,
     );
     expect([...byHost]).toEqual([
       ['r.example', [PEM, other]],
@@ -349,9 +349,9 @@ describe('additionalTrustedCA', () => {
     const api = cluster({
       '/apis/config.openshift.io/v1/images/cluster': { spec: { additionalTrustedCA: { name: 'gone' } } },
     });
-    expect((await readAdditionalTrustedCAs(api, [], silentLogger)).size).toBe(0);
+    expect((await readAdditionalTrustedCas(api, [], silentLogger)).size).toBe(0);
     expect(api.paths).toEqual([]);
-    expect((await readAdditionalTrustedCAs(api, [ImageConfigs], silentLogger)).size).toBe(0);
+    expect((await readAdditionalTrustedCas(api, [ImageConfigs], silentLogger)).size).toBe(0);
   });
 });
 

@@ -261,7 +261,7 @@ export function additionalTrustedCaHost(key: string): string | undefined {
  * host its key names only (as OpenShift writes them to /etc/docker/certs.d/<host[:port]>/ for CRI-O), and the keys
  * that name no host or whose value holds no PEM certificate (reported, not trusted).
  */
-export function additionalTrustedCAs(data: Readonly<Record<string, string>> | undefined): {
+export function additionalTrustedCas(data: Readonly<Record<string, string>> | undefined): {
   bundles: RegistryCaBundle[];
   ignoredKeys: string[];
 } {

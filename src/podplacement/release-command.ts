@@ -10,6 +10,7 @@ import {
   Pods,
   ResourceClient,
   InvalidArgumentError,
+  ignoreNotFound,
   isConflict,
   isNotFound,
   loadKubeConfig,
@@ -183,13 +184,19 @@ async function mayRelease(
 
 /** While the gating webhook is registered, new pods keep being gated: say so, and how to stop it. */
 async function warnIfStillGating(client: KubeClient, out: ReleaseOutput): Promise<void> {
+  const name = MUTATING_WEBHOOK.configurationName;
+  let webhook: unknown;
   try {
-    await new ResourceClient(client, MutatingWebhookConfigurations).get({
-      name: MUTATING_WEBHOOK.configurationName,
-    });
-  } catch {
-    return; // absent, or not the caller's to read
+    webhook = await ignoreNotFound(new ResourceClient(client, MutatingWebhookConfigurations).get({ name }));
+  } catch (err) {
+    // Typically forbidden: a namespace admin may release its pods without reading cluster-scoped webhooks.
+    out.stderr(
+      `note: could not check whether the mutating webhook configuration ${name} is still registered ` +
+        `(${errorMessage(err)}); while it is, new pods keep being gated.\n`,
+    );
+    return;
   }
+  if (webhook === undefined) return;
   out.stderr(
     `warning: the mutating webhook configuration ${MUTATING_WEBHOOK.configurationName} is still registered, so ` +
       'new pods keep being gated; to stop that without the operator, delete it (README: "Off switch").\n',

@@ -3,7 +3,7 @@
 // the reconciler asks before inspecting again); the per-pod deadline is a budget over all attempts, so a registry
 // that keeps a pod waiting costs it at most the deadline in total however transient failures split its waits.
 // State is per pod key and dropped when the pod is ungated or leaves the gated-pods cache (`forget`).
-import { InvalidArgumentError } from '../runtime/index.js';
+import { InvalidArgumentError } from '../runtime/light.js';
 
 /** Wait before a pod's 2nd inspection attempt, in ms; doubles per attempt. */
 export const DEFAULT_RETRY_BASE_DELAY_MS = 2_000;

@@ -1,8 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ApiStatusError, type KubeClient, ResourceClient } from '../runtime/index.js';
-import { Secrets } from '../runtime/index.js';
-import { SelfManagedTls, renewalReason, type TlsSecret } from './webhook-tls.js';
+import { ApiStatusError, ResourceClient, Secrets, type KubeClient } from '../runtime/index.js';
+import { SelfManagedTls, renewalReason, type TlsSecret } from './self-managed-tls.js';
 
 /** An in-memory Secret store behind the ResourceClient surface SelfManagedTls uses. */
 function fakeSecrets(): { client: ResourceClient<TlsSecret>; writes: () => number } {

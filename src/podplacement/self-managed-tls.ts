@@ -11,9 +11,9 @@ import {
   isAlreadyExists,
   isConflict,
   ignoreNotFound,
+  type KubeObject,
+  type ResourceClient,
 } from '../runtime/index.js';
-import type { KubeObject } from '../runtime/index.js';
-import type { ResourceClient } from '../runtime/index.js';
 
 export interface TlsSecret extends KubeObject {
   type?: string;

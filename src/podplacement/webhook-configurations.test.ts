@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decideAdmission } from './admission.js';
 import type { LabelSelector } from './api/schema.js';
 import { clusterConfig, pod } from './builders.js';
-import { sameWebhooks } from './cluster-config-controller.js';
+import { sameWebhooks } from './cluster-config-reconciler.js';
 import { MUTATING_WEBHOOK } from './constants.js';
 import { selectorOptsInOpenShiftNamespaces } from './pod-model.js';
 import {

@@ -478,6 +478,7 @@ export class RegistryTransport {
       exchange: old,
       timer: setTimeout(() => {
         this.retired.delete(entry);
+        // Best-effort close of a retired connection pool: its failure (or its opening's) concerns nobody now.
         void old.then((e) => e.close()).catch(() => undefined);
       }, this.attemptTimeoutMs),
     };

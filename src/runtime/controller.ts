@@ -4,8 +4,7 @@
 // process (they are logged with the key). With `shardOf`, waiting keys are handed to workers round-robin between
 // shards (e.g. namespaces: tenants), so one tenant's many keys do not queue ahead of another's. On stop, intake stops, queued keys are dropped (the next start relists)
 // and start() resolves once in-flight reconciles have returned. The reconciler must honour `signal`.
-import type { Registry } from 'prom-client';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { SharedInformer } from './cache/shared-informer.js';
 import { realClock, type Clock } from './clock.js';
 import { InvalidArgumentError } from './errors.js';

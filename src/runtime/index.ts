@@ -52,10 +52,12 @@ export {
 } from './client.js';
 export {
   loadKubeConfig,
+  loadKubeConnection,
   applyConnectionOverrides,
   resolveConnection,
   type ConnectionOverrides,
   type KubeConfigEntries,
+  type KubeConnection,
   type ResolvedConnection,
 } from './kubeconfig.js';
 export { decodeWatchStream, type WatchEvent, type WatchDecodeOptions } from './watch-decoder.js';
@@ -151,15 +153,6 @@ export {
   type Lease,
 } from './leader-election.js';
 export {
-  decideLease,
-  fingerprintOf,
-  microTime,
-  observe,
-  type LeaseSpec,
-  type LeaseDecision,
-  type ObservedLease,
-} from './lease-decision.js';
-export {
   Manager,
   LeaderElectionLostError,
   type ManagerOptions,
@@ -236,7 +229,12 @@ export {
   type DevCertificate,
   type DevCertificateOptions,
 } from './webhook/dev-certificate.js';
-export { CertificateError, validateKeyPair, type KeyPair } from './webhook/certificate-source.js';
+export {
+  CertificateError,
+  FileCertificateWatcher,
+  validateKeyPair,
+  type KeyPair,
+} from './webhook/certificate-source.js';
 export {
   createCertificateAuthority,
   loadCertificateAuthority,

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { LabelSelector } from './label-selector.js';
 import {
   InvalidLabelSelectorError,
   labelSelectorMatcher,
@@ -7,6 +6,7 @@ import {
   labelSelectorProblem,
   labelSelectorMatchesOrFalse,
   labelSelectorToQuery,
+  type LabelSelector,
 } from './label-selector.js';
 
 describe('label selectors', () => {

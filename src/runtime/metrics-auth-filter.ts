@@ -6,8 +6,7 @@
 // answers 503 and is not cached.
 import type { KubeClient } from './client.js';
 import { realClock, type Clock } from './clock.js';
-import type { Logger } from './logging.js';
-import { silentLogger } from './logging.js';
+import { silentLogger, type Logger } from './logging.js';
 import {
   METRICS_AUTH_LIMITS,
   MetricsDecisionCache,

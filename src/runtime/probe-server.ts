@@ -21,6 +21,7 @@ import type { Registry } from 'prom-client';
 import { ConnectionLimiter } from './connection-shedding.js';
 import { LOG_LEVELS, isLogLevel, silentLogger, type LogLevel, type Logger } from './logging.js';
 import { errorMessage } from './errors.js';
+import { DEFAULT_LISTEN_HOST, DEFAULT_PROBE_PORT } from './listener-defaults.js';
 
 export type Check = () => true | string;
 
@@ -102,8 +103,8 @@ export class ProbeServer {
   }
 
   async listen(): Promise<void> {
-    const host = this.options.host ?? '0.0.0.0';
-    const port = this.options.port ?? 8081;
+    const host = this.options.host ?? DEFAULT_LISTEN_HOST;
+    const port = this.options.port ?? DEFAULT_PROBE_PORT;
     const loopback = isLoopbackHost(host);
     this.main = { server: await this.bind(host, port, loopback), loopback };
     if (loopback || this.options.debugPort === false) return;

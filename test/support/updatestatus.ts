@@ -2,8 +2,7 @@
 // API server: the ClusterVersion, ClusterOperators, MachineConfigPools, MachineConfigs (stand-in CRDs that keep
 // unknown fields, status included, so they are created as they are) and the Nodes (created, then their status
 // written through the status subresource).
-import type { KubeClient, KubeObject } from '../../src/runtime/index.js';
-import { Nodes, ResourceClient } from '../../src/runtime/index.js';
+import { Nodes, ResourceClient, type KubeClient, type KubeObject } from '../../src/runtime/index.js';
 import {
   ClusterOperators,
   ClusterVersions,

@@ -18,8 +18,7 @@
 // a NodePool is cut before it is joined (NodePool names and condition messages are written by tenants and by
 // HyperShift): a pool's insights stay under 8 KiB, the whole contribution well under the contract's 512 KiB.
 // NodePools are compared in Sets and arrays, never as object keys.
-import type { KubeObject, Manager } from '../../runtime/index.js';
-import { readmeSectionUrl, truncateText } from '../../runtime/index.js';
+import { readmeSectionUrl, truncateText, type KubeObject, type Manager } from '../../runtime/index.js';
 import {
   type ControlPlaneInsight,
   INFORMER_BUDGETS,

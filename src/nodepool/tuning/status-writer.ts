@@ -9,8 +9,7 @@
 // only echoes its own write queues no reconcile; a status ConfigMap whose PerformanceProfile ConfigMap is gone is
 // deleted (garbage collection would too, when running).
 // The caller must start the returned Runnable and abort its signal to stop it.
-import type { Registry } from 'prom-client';
-import { Counter } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import {
   type Clock,
   ConfigMaps,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { buildCrd, crdFileName, renderCrdYaml } from './crd.js';
+import { podPlacementCrd, crdFileName, renderCrdYaml } from './crd.js';
 import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG } from './schema.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -29,7 +29,7 @@ describe('CRD generation', () => {
   });
 
   it('the PodPlacementConfig requires a spec with plugins', () => {
-    const crd = buildCrd(POD_PLACEMENT_CONFIG) as {
+    const crd = podPlacementCrd(POD_PLACEMENT_CONFIG) as {
       spec: { versions: { schema: { openAPIV3Schema: { required: string[] } } }[] };
     };
     expect(crd.spec.versions[0]?.schema.openAPIV3Schema.required).toEqual(['spec']);

@@ -9,7 +9,7 @@ import {
   type KubeObject,
   ResourceClient,
 } from '../../runtime/index.js';
-import { buildCrd } from './crd.js';
+import { podPlacementCrd } from './crd.js';
 import { API_GROUP } from '../constants.js';
 import { CLUSTER_POD_PLACEMENT_CONFIG, POD_PLACEMENT_CONFIG, type KindDefinition } from './schema.js';
 
@@ -42,7 +42,7 @@ export async function installPodPlacementCrds(
         : options.conversion === undefined
           ? await liveConversion(crds, kind, options.signal)
           : await switchEndpointKind(crds, kind, options.conversion, options.signal);
-    wanted.push(buildCrd(kind, { conversion }) as unknown as Crd);
+    wanted.push(podPlacementCrd(kind, { conversion }) as unknown as Crd);
   }
   await applyCrds(client, wanted, {
     fieldManager: 'tessera-podplacement',

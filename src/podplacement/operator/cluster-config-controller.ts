@@ -11,7 +11,7 @@ import {
   type TriggerSource,
 } from '../../runtime/index.js';
 import type { ClusterPodPlacementConfig } from '../api/schema.js';
-import { ClusterConfigController } from '../cluster-config-controller.js';
+import { ClusterConfigReconciler } from '../cluster-config-reconciler.js';
 import { CLUSTER_CONFIG_NAME } from '../constants.js';
 import { ClusterPodPlacementConfigs } from '../resources.js';
 import type {
@@ -40,7 +40,7 @@ export interface ConfigControllerOptions {
 /** Creates the cluster-config controller, registered with the manager and watching `triggers`. */
 export function addClusterConfigController(o: ConfigControllerOptions): Controller {
   const { manager, configs, gatedPods } = o;
-  const reconciler = new ClusterConfigController({
+  const reconciler = new ClusterConfigReconciler({
     getClusterConfig: () => configs.clusterConfig(),
     clusterConfigs: new ResourceClient<
       ClusterPodPlacementConfig & KubeObject & { metadata: { name: string } }

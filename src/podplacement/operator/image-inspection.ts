@@ -58,7 +58,7 @@ export function createImageInspection(
   if (options.inspector)
     return { inspector: options.inspector, purge: () => undefined, searchRegistries: () => [] };
   const { client, logger } = manager;
-  const flagCAs = options.registry?.caCertificates ?? [];
+  const flagCas = options.registry?.caCertificates ?? [];
   // Follows no kind until the start-up step has discovered which ones the cluster serves.
   const policyWatch = new RegistryPolicyWatch({
     informerFor: (type) => manager.informers.informerFor<KubeObject>({ type }),
@@ -75,7 +75,7 @@ export function createImageInspection(
       'registry connections go through the egress proxy (NO_PROXY exceptions direct)',
     );
   const registry = new RegistryInspector({
-    caCertificates: flagCAs,
+    caCertificates: flagCas,
     ...(addressPolicy ? { addressPolicy } : {}),
     ...(proxy ? { proxy } : {}),
     trustedRealmHosts: options.registry?.trustedRealmHosts ?? [],
@@ -94,9 +94,9 @@ export function createImageInspection(
       // Discovery once: the policy kinds exist on OpenShift (or with the dev CRDs), not on plain Kubernetes.
       const policyKinds = await discoverPolicyKinds(client, logger, signal);
       // The cluster's additionalTrustedCA bundles, read before the first inspection; TrustedCaWatch follows changes.
-      const initialCAs = await fetchAdditionalTrustedCa(client, policyKinds, signal);
-      reportTrustedCaRead(initialCAs, logger);
-      registry.setCaCertificates(flagCAs, hostCaCertificatesOf(initialCAs.bundles));
+      const initialCas = await fetchAdditionalTrustedCa(client, policyKinds, signal);
+      reportTrustedCaRead(initialCas, logger);
+      registry.setCaCertificates(flagCas, hostCaCertificatesOf(initialCas.bundles));
       // Informers and runnables added by a start-up step start with the others, after the last step.
       policyWatch.follow(policyKinds);
       // Without the image config kind (plain Kubernetes) there is no additionalTrustedCA to follow.
@@ -106,9 +106,9 @@ export function createImageInspection(
             client,
             kinds: policyKinds,
             imageConfigs: manager.informers.informerFor<KubeObject>({ type: ImageConfigs }),
-            initial: initialCAs,
+            initial: initialCas,
             onChange: (hostCaCertificates) => {
-              registry.setCaCertificates(flagCAs, hostCaCertificates);
+              registry.setCaCertificates(flagCas, hostCaCertificates);
               // Answers cached under the old trust may differ under the new one.
               caching.purge();
             },

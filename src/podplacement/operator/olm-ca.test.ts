@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { certManagerSelfSignedSecret } from '../../../test/support/cert-manager.js';
 import { createCertificateAuthority } from '../../runtime/index.js';
-import type { TlsSecret } from '../webhook-tls.js';
+import type { TlsSecret } from '../self-managed-tls.js';
 import { OLM_CA_OVERLAP_MS, RotatingCaBundle, olmCaFromSecret, webhookTrustFromSecret } from './olm-ca.js';
 
 describe("OLM's CA in its certificate Secret", () => {

@@ -17,7 +17,7 @@ import { X509Certificate } from 'node:crypto';
 import { ResourceClient, Secrets, type KubeClient } from '../../runtime/index.js';
 import { TesseraError } from '../../runtime/light.js';
 import type { WebhookTlsTrust } from '../webhook-configurations.js';
-import type { TlsSecret } from '../webhook-tls.js';
+import type { TlsSecret } from '../self-managed-tls.js';
 
 /** The Secret entry OLM stores its CA certificate in (install.OLMCAPEMKey in OLM). */
 export const OLM_CA_KEY = 'olmCAKey';

@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID } from '../constants.js';
-import { inspectionCaps } from './pod-controller.js';
+import { defaultInspectionSlotCaps, inspectionSlotCaps } from '../inspection-slots.js';
 import { registryTimeouts } from './image-inspection.js';
 import { managerOptions, operatorSettings } from './options.js';
 
@@ -61,20 +61,20 @@ describe('managerOptions', () => {
   });
 });
 
-describe('inspectionCaps', () => {
+describe('the inspection caps for a number of workers', () => {
   it('leaves a quarter of the workers to cached pods, keeps a tenant to a quarter and a registry to half', () => {
-    expect(inspectionCaps(8, {})).toEqual({
+    expect(defaultInspectionSlotCaps(8)).toEqual({
       maxInspections: 6,
       maxInspectionsPerNamespace: 2,
       maxInspectionsPerRegistry: 4,
     });
-    expect(inspectionCaps(2, {}).maxInspections).toBe(1);
-    expect(inspectionCaps(1, {})).toEqual({
+    expect(defaultInspectionSlotCaps(2).maxInspections).toBe(1);
+    expect(defaultInspectionSlotCaps(1)).toEqual({
       maxInspections: 1,
       maxInspectionsPerNamespace: 1,
       maxInspectionsPerRegistry: 1,
     });
-    expect(inspectionCaps(8, { maxInspectionsPerNamespace: 5 }).maxInspectionsPerNamespace).toBe(5);
+    expect(inspectionSlotCaps({ maxInspectionsPerNamespace: 5 }, 8).maxInspectionsPerNamespace).toBe(5);
   });
 });
 

@@ -1,6 +1,12 @@
 // The operator's public options and handle, and the settings every component derives from them.
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { BackoffOptions, Logger, LogLevel, Manager, ManagerOptions } from '../../runtime/index.js';
+import type {
+  BackoffOptions,
+  KubeConnection,
+  Logger,
+  LogLevel,
+  Manager,
+  ManagerOptions,
+} from '../../runtime/index.js';
 import { InvalidArgumentError } from '../../runtime/light.js';
 import type { AddressPolicy, ImageInspector, ProxyConfig } from '../../registry/index.js';
 import { DEFAULT_OPERATOR_NAMESPACE, LEADER_ELECTION_ID } from '../constants.js';
@@ -26,14 +32,15 @@ export type WebhookTlsMode =
       readonly caSecretName: string;
     };
 
-/** Default of `workers` (and of --workers): concurrent pod reconciles. */
-export const DEFAULT_WORKERS = 8;
-
 /** Which halves run in this process. */
 export type OperatorComponents = 'all' | 'controller' | 'webhook';
+/** Default of `components` (and of --components): both halves in one process. */
+export const DEFAULT_COMPONENTS: OperatorComponents = 'all';
+/** Default of `tls` (and of --tls): the operator issues and renews its own webhook certificate. */
+export const DEFAULT_TLS_MODE: WebhookTlsMode['mode'] = 'self-managed';
 
 export interface PodPlacementOperatorOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: KubeConnection;
   /** The operator's namespace (never gated; TLS Secret and lease live here). Default: openshift-multiarch-tuning-operator. */
   namespace?: string;
   /** Stops the operator when aborted. */
@@ -70,7 +77,7 @@ export interface PodPlacementOperatorOptions {
   manageValidatingWebhook?: boolean;
   /** Default: openshift-config/pull-secret. */
   globalPullSecret?: { namespace: string; name: string };
-  /** Concurrent pod reconciles. Default: DEFAULT_WORKERS (8). */
+  /** Concurrent pod reconciles. Default: DEFAULT_WORKERS (8, inspection-slots.ts). */
   workers?: number;
   /**
    * Image inspector; default: CachingInspector(RegistryInspector) with `registry` settings and the cluster's
@@ -153,7 +160,7 @@ export interface OperatorSettings {
 }
 
 export function operatorSettings(options: PodPlacementOperatorOptions): OperatorSettings {
-  const components = options.components ?? 'all';
+  const components = options.components ?? DEFAULT_COMPONENTS;
   // Under OLM the CSV's definitions own the CRDs and the validating webhooks; writing them too would fight OLM
   // (and the CSV grants no such access, so it would retry forever).
   if (options.tls?.mode === 'olm' && (options.manageValidatingWebhook || options.installCrds))

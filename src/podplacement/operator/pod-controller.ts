@@ -15,6 +15,7 @@ import {
 } from '../../runtime/index.js';
 import type { ImageInspector } from '../../registry/index.js';
 import { EVENT_RECORDER_COMPONENT, LABELS, LABEL_VALUES } from '../constants.js';
+import { inspectionSlotCaps } from '../inspection-slots.js';
 import type { PodPlacementMetrics } from '../metrics.js';
 import { projectGatedPod } from '../pod-projection.js';
 import { PodReconciler, type InspectionRecorder } from '../pod-reconciler.js';
@@ -37,23 +38,6 @@ export function gatedPodInformer(informers: SharedInformerFactory): GatedPods {
     indexers: { [NAMESPACE_INDEX]: namespaceIndexFunc },
     transform: (pod) => shareStrings(projectGatedPod(pod)),
   });
-}
-
-/**
- * Pods inspected at once (waiting on registries): in total, per namespace and per registry host, so neither any
- * number of tenants nor a registry holds every worker; the rest requeue instead of waiting. Defaults: `workers`
- * less a quarter (at least 1 left for pods the cache answers, when there are 2 workers or more), a quarter and half
- * of `workers` (each at least 1).
- */
-export function inspectionCaps(
-  workers: number,
-  given: { maxInspectionsPerNamespace?: number; maxInspectionsPerRegistry?: number },
-): { maxInspections: number; maxInspectionsPerNamespace: number; maxInspectionsPerRegistry: number } {
-  return {
-    maxInspections: Math.max(1, workers - Math.max(1, Math.floor(workers / 4))),
-    maxInspectionsPerNamespace: given.maxInspectionsPerNamespace ?? Math.max(1, Math.floor(workers / 4)),
-    maxInspectionsPerRegistry: given.maxInspectionsPerRegistry ?? Math.max(1, Math.floor(workers / 2)),
-  };
 }
 
 export interface PodControllerOptions {
@@ -98,7 +82,14 @@ export function addPodController(o: PodControllerOptions): Controller {
     metrics: o.metrics,
     retryBaseDelayMs: o.tuning.retryBaseDelayMs,
     inspectionDeadlineMs: o.inspectionDeadlineMs,
-    ...inspectionCaps(o.workers, o.tuning),
+    // Pods inspected at once (waiting on registries); the total cap always follows the workers.
+    ...inspectionSlotCaps(
+      {
+        maxInspectionsPerNamespace: o.tuning.maxInspectionsPerNamespace,
+        maxInspectionsPerRegistry: o.tuning.maxInspectionsPerRegistry,
+      },
+      o.workers,
+    ),
     wake: (key) => controller.enqueue(key),
     onPlanned: o.tuning.onPlanned,
     onInspectionFailure: o.onInspectionFailure,

@@ -6,42 +6,43 @@
 // This file is the composition root: each component lives in ./operator/ and is a Runnable or start-up step the
 // Manager runs; the Manager alone sequences start-up (TLS, then the CRDs, then registry policy discovery, then
 // caches and runnables).
-import { Manager, Trigger, type StartupStep, type WebhookServer } from '../runtime/index.js';
-import { EVENT_RECORDER_COMPONENT, GLOBAL_PULL_SECRET, LEADER_ELECTION_ID } from './constants.js';
-import { DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS } from './controller-liveness.js';
-import { PodPlacementMetrics } from './metrics.js';
-import { DEFAULT_INSPECTION_DEADLINE_MS } from './pod-reconciler.js';
-import { InspectionBreaker } from './inspection-breaker.js';
-import { addPodPlacementUpdateInsights } from './update-insights.js';
-import { ConfigCaches } from './operator/config-caches.js';
-import { addClusterConfigController } from './operator/config-controller.js';
-import { CrdConversionRegistrar, crdInstallStep } from './operator/crd-installer.js';
-import { knownEndpoint, resolveEndpoint, webhookServiceName } from './operator/endpoint.js';
-import { createImageInspection } from './operator/image-inspection.js';
-import { followLogVerbosity } from './operator/log-verbosity.js';
+import { Manager, Trigger, type StartupStep, type WebhookServer } from '../../runtime/index.js';
+import { EVENT_RECORDER_COMPONENT, GLOBAL_PULL_SECRET, LEADER_ELECTION_ID } from '../constants.js';
+import { DEFAULT_CONTROLLER_LEASE_STALE_AFTER_MS } from '../controller-liveness.js';
+import { PodPlacementMetrics } from '../metrics.js';
+import { DEFAULT_INSPECTION_DEADLINE_MS } from '../pod-reconciler.js';
+import { InspectionBreaker } from '../inspection-breaker.js';
+import { addPodPlacementUpdateInsights } from '../update-insights.js';
+import { DEFAULT_WORKERS } from '../inspection-slots.js';
+import { ConfigCaches } from './config-caches.js';
+import { addClusterConfigController } from './cluster-config-controller.js';
+import { CrdConversionRegistrar, crdInstallStep } from './crd-installer.js';
+import { knownEndpoint, resolveEndpoint, webhookServiceName } from './endpoint.js';
+import { ExecFormatErrorMetrics, addExecFormatErrorMonitor } from './exec-format-error-monitor.js';
+import { createImageInspection } from './image-inspection.js';
+import { followLogVerbosity } from './log-verbosity.js';
 import {
-  DEFAULT_WORKERS,
   managerOptions,
   operatorSettings,
   type OperatorSettings,
   type PodPlacementOperatorHandle,
   type PodPlacementOperatorOptions,
-} from './operator/options.js';
-import { addPodController, gatedPodInformer } from './operator/pod-controller.js';
-import { GlobalPullSecretWatch, createPullSecretResolver } from './operator/pull-secret-watch.js';
-import { ReconcilerReadiness, WebhookReadiness } from './operator/readiness.js';
-import { WebhookTlsSource } from './operator/tls-source.js';
-import { ValidatingWebhookGate, ValidatingWebhookRegistrar } from './operator/webhook-registrar.js';
-import { addWebhookServer } from './operator/webhook-server.js';
-import { ControllerLeaseWatch } from './operator/controller-lease-watch.js';
-import type { WebhookEndpoint } from './webhook-configurations.js';
+} from './options.js';
+import { addPodController, gatedPodInformer } from './pod-controller.js';
+import { GlobalPullSecretWatch, createPullSecretResolver } from './pull-secret-watch.js';
+import { ReconcilerReadiness, WebhookReadiness } from './readiness.js';
+import { WebhookTlsSource } from './webhook-tls-source.js';
+import { ValidatingWebhookGate, ValidatingWebhookRegistrar } from './webhook-registrar.js';
+import { addWebhookServer } from './webhook-server.js';
+import { ControllerLeaseWatch } from './controller-lease-watch.js';
+import type { WebhookEndpoint } from '../webhook-configurations.js';
 
 export type {
   OperatorComponents,
   PodPlacementOperatorHandle,
   PodPlacementOperatorOptions,
   WebhookTlsMode,
-} from './operator/options.js';
+} from './options.js';
 
 /**
  * Starts the operator and resolves once its webhook is serving (a controller-only process: once its start-up steps
@@ -255,6 +256,9 @@ function addControllerHalf(c: ControllerHalf): StartupStep[] {
     onInspectionFailure: updateInsights && ((failure) => updateInsights.record(failure)),
     tuning: options,
   });
+
+  // Its pod cache starts once the ClusterPodPlacementConfig enables the plugin.
+  addExecFormatErrorMonitor({ manager, configs, metrics: new ExecFormatErrorMetrics(manager.registry) });
 
   if (!c.settings.runsWebhook)
     c.webhookReadiness.watchService(

@@ -22,7 +22,7 @@ import { ClusterPodPlacementConfigs, PodPlacementConfigs } from '../resources.js
 import type { ConfigCaches } from './config-caches.js';
 import type { PodPlacementOperatorOptions } from './options.js';
 import type { WebhookReadiness } from './readiness.js';
-import type { WebhookTlsSource } from './tls-source.js';
+import type { WebhookTlsSource } from './webhook-tls-source.js';
 
 /** What the validators read: the caches, and (within their read budget) the API server to confirm. */
 export function configReader(client: KubeClient, configs: ConfigCaches): ConfigReader {

@@ -11,9 +11,9 @@ import {
   type Logger,
 } from '../../runtime/index.js';
 import { MUTATING_WEBHOOK } from '../constants.js';
-import { SelfManagedTls } from '../webhook-tls.js';
+import { SelfManagedTls } from '../self-managed-tls.js';
 import { REGISTRATION_BACKOFF } from './options.js';
-import { WebhookTlsSource, servingCertificateNames } from './tls-source.js';
+import { WebhookTlsSource, servingCertificateNames } from './webhook-tls-source.js';
 import { FakeClock } from '../../runtime/testing/index.js';
 
 describe('servingCertificateNames', () => {

@@ -23,7 +23,7 @@ import {
 } from '../../runtime/index.js';
 import { MUTATING_WEBHOOK } from '../constants.js';
 import type { WebhookTlsTrust } from '../webhook-configurations.js';
-import { SelfManagedTls, servingFilePaths, type TlsSecret } from '../webhook-tls.js';
+import { SelfManagedTls, servingFilePaths, type TlsSecret } from '../self-managed-tls.js';
 import { OlmCa } from './olm-ca.js';
 import { REGISTRATION_BACKOFF, type WebhookTlsMode } from './options.js';
 

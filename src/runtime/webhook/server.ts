@@ -40,6 +40,12 @@ import { Counter, type Registry } from 'prom-client';
 import { realClock, type Clock, type Timer } from '../clock.js';
 import { ConnectionLimiter } from '../connection-shedding.js';
 import { InvalidArgumentError, RuntimeError } from '../errors.js';
+import {
+  DEFAULT_LISTEN_HOST,
+  DEFAULT_WEBHOOK_MAX_CONNECTIONS,
+  DEFAULT_WEBHOOK_MAX_REQUEST_BYTES,
+  DEFAULT_WEBHOOK_PORT,
+} from '../listener-defaults.js';
 import { silentLogger, type Logger } from '../logging.js';
 import type { Runnable } from '../runnable.js';
 import {
@@ -80,16 +86,14 @@ const BYTES_PER_JSON_VALUE = 64;
 
 /** Defaults of every budget (see WebhookServerOptions). */
 export const WEBHOOK_BUDGET_DEFAULTS = {
-  /** The API server sends objects of at most ~3 MiB; an UPDATE review carries object and oldObject. */
-  maxRequestBytes: 7 * 1024 * 1024,
+  maxRequestBytes: DEFAULT_WEBHOOK_MAX_REQUEST_BYTES,
   /** Kubernetes objects nest about 10-20 levels (managedFields included). */
   maxJsonDepth: 64,
   /** A large pod is a few thousand values; this also fits a ConversionReview of ~4,000 small custom resources. */
   maxJsonValues: 250_000,
   /** Estimated memory of all requests in flight; one maximal request (~30 MiB estimated) always fits. */
   maxInFlightBytes: 48 * 1024 * 1024,
-  /** Each TLS connection costs ~70 KB; 256 bound that to ~18 MB. */
-  maxConnections: 256,
+  maxConnections: DEFAULT_WEBHOOK_MAX_CONNECTIONS,
   /**
    * With clientCa: connections verified by it, besides maxConnections. The API server's webhook client keeps a few
    * dozen idle connections per webhook host; 128 leave room for a few API servers and bursts.
@@ -505,10 +509,14 @@ export class WebhookServer implements Runnable {
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.options.port ?? 9443, this.options.host ?? '0.0.0.0', () => {
-        server.off('error', reject);
-        resolve();
-      });
+      server.listen(
+        this.options.port ?? DEFAULT_WEBHOOK_PORT,
+        this.options.host ?? DEFAULT_LISTEN_HOST,
+        () => {
+          server.off('error', reject);
+          resolve();
+        },
+      );
     });
     return server;
   }

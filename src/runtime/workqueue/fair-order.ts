@@ -4,8 +4,7 @@
 // other shard with waiting keys, whatever their count (API Priority and Fairness' fair queuing with equal shares
 // and unit cost). Not guaranteed: fairness in processing time; a shard whose keys take long still holds the workers
 // it was handed (bound that where the work is done). Memory is per waiting key: an emptied shard is dropped.
-import type { KeyOrder } from './key-order.js';
-import { FifoOrder } from './key-order.js';
+import { FifoOrder, type KeyOrder } from './key-order.js';
 
 export class FairOrder<K> implements KeyOrder<K> {
   /**

@@ -25,7 +25,7 @@ import {
 import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
-} from '../../../src/podplacement/operator.js';
+} from '../../../src/podplacement/operator/start.js';
 import { GIVE_UP_MESSAGES, type PlacementPlan } from '../../../src/podplacement/placement-plan.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { startSilentRegistry, type SilentRegistry } from '../../support/silent-registry.js';

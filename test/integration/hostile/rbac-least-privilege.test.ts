@@ -23,7 +23,7 @@ import {
 import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
-} from '../../../src/podplacement/operator.js';
+} from '../../../src/podplacement/operator/start.js';
 import { INFLIGHT_RECORD_NAME } from '../../../src/podplacement/inflight-record.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';

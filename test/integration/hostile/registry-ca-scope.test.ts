@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { singleImage } from '../../../src/devcluster/registry-images.js';
-import { additionalTrustedCAs, hostCaCertificatesOf } from '../../../src/podplacement/registry-policy.js';
+import { additionalTrustedCas, hostCaCertificatesOf } from '../../../src/podplacement/registry-policy.js';
 import type { HostLookup } from '../../../src/registry/http-exchange.js';
 import { Keyring } from '../../../src/registry/keyring.js';
 import {
@@ -121,7 +121,7 @@ describe.each(['undici', 'node'] as const)(
     it('trusts the team CA for the team registry only: the impostor of quay.test gets no request, so no pull secret', async () => {
       impostor.authorizations.length = 0;
       // The cluster's ConfigMap lists the team's CA under the team registry's key only.
-      const { bundles, ignoredKeys } = additionalTrustedCAs({ [configMapKey(team.host)]: teamCa.certPem });
+      const { bundles, ignoredKeys } = additionalTrustedCas({ [configMapKey(team.host)]: teamCa.certPem });
       expect(ignoredKeys).toEqual([]);
       await withInspector(
         { httpClient, hostCaCertificates: hostCaCertificatesOf(bundles) },
@@ -159,7 +159,7 @@ describe.each(['undici', 'node'] as const)(
       cdn.handler = serveImage;
       try {
         const teamOnly = hostCaCertificatesOf(
-          additionalTrustedCAs({ [configMapKey(team.host)]: teamCa.certPem }).bundles,
+          additionalTrustedCas({ [configMapKey(team.host)]: teamCa.certPem }).bundles,
         );
         await withInspector({ httpClient, hostCaCertificates: teamOnly }, async (inspector) => {
           // The CDN's certificate comes from the team's CA, which is listed for team.test only.
@@ -171,7 +171,7 @@ describe.each(['undici', 'node'] as const)(
         });
         // Listing the CDN's host with its CA (here the same CA: the CDN's own key) makes the redirect verify.
         const both = hostCaCertificatesOf(
-          additionalTrustedCAs({
+          additionalTrustedCas({
             [configMapKey(team.host)]: teamCa.certPem,
             [configMapKey(cdn.host)]: teamCa.certPem,
             'unrelated.test': cdnCa.certPem,

@@ -4,8 +4,7 @@
 // all give the same message, while the operator hook receives the detail. The admin's address ranges (issue #20,
 // --registry-deny-cidr / --registry-allow-cidr) are refused before any connection too, on every hop (image, name
 // resolved, redirect, token realm), so closed, silent and plain-text ports there cannot be told apart at all.
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddressPolicy } from '../../../src/registry/address-policy.js';
 import { RegistryInspector } from '../../../src/registry/registry-inspector.js';

@@ -13,7 +13,7 @@ import { trustRegistryClusterWide } from '../../../src/demo/trust-registry.js';
 import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
-} from '../../../src/podplacement/operator.js';
+} from '../../../src/podplacement/operator/start.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import { startFakeServer, type FakeServer } from '../registry/fake-server.js';

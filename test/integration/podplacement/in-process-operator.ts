@@ -13,7 +13,7 @@ import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
   type PodPlacementOperatorOptions,
-} from '../../../src/podplacement/operator.js';
+} from '../../../src/podplacement/operator/start.js';
 import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
 import { eventually, startTestCluster, uniqueName } from '../../support/cluster.js';
 import { REGISTRY_POLICY_DEV_CRDS, installDevCrds, type TestPod } from './support.js';

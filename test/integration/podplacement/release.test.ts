@@ -286,6 +286,10 @@ describe('tessera podplacement release', () => {
     expect(own.code).toBe(0);
     // It cannot read the operator's Lease: told so, and not stopped.
     expect(own.stderr).toContain('cannot read the controller');
+    // Nor the cluster's webhook configurations: told that it could not check whether new pods are still gated, and why.
+    expect(own.stderr).toMatch(
+      /could not check whether the mutating webhook configuration \S+ is still registered \(.*forbidden/i,
+    );
     expect(own.stdout).toBe(`released ${tenantNs}/mine\n1 pod(s) released\n`);
 
     const everywhere = await release(kubeconfig, '-A');

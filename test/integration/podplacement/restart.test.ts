@@ -11,7 +11,7 @@ import { VALIDATING_WEBHOOK } from '../../../src/podplacement/constants.js';
 import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
-} from '../../../src/podplacement/operator.js';
+} from '../../../src/podplacement/operator/start.js';
 import { KubeClient, isNotFound } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 import { freePort, startOperatorProcess, type OperatorProcess } from './support.js';

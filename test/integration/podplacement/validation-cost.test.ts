@@ -18,7 +18,7 @@ import { ClusterPodPlacementConfigs } from '../../../src/podplacement/resources.
 import {
   startPodPlacementOperator,
   type PodPlacementOperatorHandle,
-} from '../../../src/podplacement/operator.js';
+} from '../../../src/podplacement/operator/start.js';
 import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
 

@@ -5,7 +5,7 @@
 // frees, before the hostile pods still waiting. Asserts on order and counts; time only moves when the test says.
 import { describe, expect, it } from 'vitest';
 import { clusterConfig, pod } from '../../../src/podplacement/builders.js';
-import { inspectionCaps } from '../../../src/podplacement/operator/pod-controller.js';
+import { defaultInspectionSlotCaps } from '../../../src/podplacement/inspection-slots.js';
 import type { PodMergePatch } from '../../../src/podplacement/placement-plan.js';
 import { PodReconciler } from '../../../src/podplacement/pod-reconciler.js';
 import type { Pod } from '../../../src/podplacement/pod-types.js';
@@ -92,7 +92,7 @@ function cluster() {
     clock,
     logger: silentLogger,
     inspectionDeadlineMs: DEADLINE_MS,
-    ...inspectionCaps(WORKERS, {}),
+    ...defaultInspectionSlotCaps(WORKERS),
     wake: (key) => woken.controller?.enqueue(key),
   });
   const controller = new Controller<string>({
@@ -125,7 +125,7 @@ describe('8 hostile namespaces with 2 silent registries each', () => {
         }
       // The default total cap: 8 workers less a quarter, so 2 stay free for pods the cache answers.
       const caps = { maxInspections: 6 };
-      expect(inspectionCaps(WORKERS, {}).maxInspections).toBe(caps.maxInspections);
+      expect(defaultInspectionSlotCaps(WORKERS).maxInspections).toBe(caps.maxInspections);
       await settle(
         () => c.registry.inspected.length >= caps.maxInspections,
         'the hostile inspections started',
