@@ -29,6 +29,7 @@ import {
   realNodeSupportProblem,
 } from '../../../src/devcluster/real-nodes.js';
 import { eventually, startTestCluster } from '../../support/cluster.js';
+import { writeOciLayout } from '../../support/oci-layout.js';
 
 const run = promisify(execFile);
 const isRoot = process.getuid?.() === 0;
@@ -201,23 +202,4 @@ if (isRoot) {
       });
     });
   });
-}
-
-/** An OCI image layout directory of a single-manifest image, as `crane push DIR REF` reads it. */
-function writeOciLayout(dir: string, image: ReturnType<typeof filesImage>): void {
-  mkdirSync(path.join(dir, 'blobs', 'sha256'), { recursive: true });
-  for (const blob of [image.manifest, ...image.blobs]) {
-    writeFileSync(path.join(dir, 'blobs', 'sha256', blob.digest.slice('sha256:'.length)), blob.bytes);
-  }
-  writeFileSync(path.join(dir, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-  writeFileSync(
-    path.join(dir, 'index.json'),
-    JSON.stringify({
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.index.v1+json',
-      manifests: [
-        { mediaType: image.manifest.mediaType, digest: image.manifest.digest, size: image.manifest.size },
-      ],
-    }),
-  );
 }

@@ -54,6 +54,7 @@ import {
   prometheusOperatorCrd,
 } from '../../support/deploy.js';
 import { type Olm, OLM_NAMESPACE, OPERATORS_NAMESPACE, startOlm } from '../../support/olm.js';
+import { writeOciLayout } from '../../support/oci-layout.js';
 
 const run = promisify(execFile);
 const isRoot = process.getuid?.() === 0;
@@ -158,20 +159,7 @@ async function pushImage(
   work: string,
 ): Promise<string> {
   const layout = mkdtempSync(path.join(work, 'layout-'));
-  mkdirSync(path.join(layout, 'blobs', 'sha256'), { recursive: true });
-  for (const blob of [built.manifest, ...built.blobs])
-    writeFileSync(path.join(layout, 'blobs', 'sha256', blob.digest.slice('sha256:'.length)), blob.bytes);
-  writeFileSync(path.join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-  writeFileSync(
-    path.join(layout, 'index.json'),
-    JSON.stringify({
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.index.v1+json',
-      manifests: [
-        { mediaType: built.manifest.mediaType, digest: built.manifest.digest, size: built.manifest.size },
-      ],
-    }),
-  );
+  writeOciLayout(layout, built);
   await crane(registry, ['push', layout, `${registry.host}/${repository}:1`], work);
   return `${registry.host}/${repository}@${built.manifest.digest}`;
 }
