@@ -3,8 +3,7 @@
 // election wait for them), the hosted cluster is the Manager's `cluster(hostedKubeConfig)` (its own client and
 // informers, gating neither), and every controller reports its reconcile and work-queue metrics into the
 // Manager's registry. The controllers and the update insights run on the leader.
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Manager, Runnable } from '../runtime/index.js';
+import type { KubeConnection, Manager, Runnable } from '../runtime/index.js';
 import { createNodePoolController, type NodePoolController } from './management/nodepool-controller.js';
 import { addNodePoolUpdateInsights } from './management/update-insights.js';
 import { createStatusWriter } from './tuning/status-writer.js';
@@ -14,7 +13,7 @@ export interface NodePoolAreaOptions {
   readonly staleAfterMs?: number;
   /** The Node Tuning side's status writer for one hosted cluster. Default: none. */
   readonly hosted?: {
-    readonly kubeConfig: KubeConfig;
+    readonly kubeConfig: KubeConnection;
     /** The hosted control plane namespace the writer serves. */
     readonly hcpNamespace: string;
     /** See StatusWriterOptions.heartbeatIntervalMs. Default: the writer's (5 minutes). */

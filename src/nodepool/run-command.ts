@@ -6,7 +6,7 @@
 // runs it so). The area itself is addNodePoolControllers (controllers.ts).
 import {
   InvalidArgumentError,
-  loadKubeConfig,
+  loadKubeConnection,
   Manager,
   metricsServing,
   type Logger,
@@ -47,9 +47,9 @@ export async function runNodePoolControllers(opts: NodePoolRunOptions): Promise<
   if (opts.leaderElect && !leaseNamespace)
     throw new InvalidArgumentError('--leader-elect', 'needs --namespace (or $POD_NAMESPACE) for its Lease');
   const logger = opts.logger;
-  const managementConfig = await loadKubeConfig(opts.kubeconfig);
+  const managementConfig = await loadKubeConnection(opts.kubeconfig, { env: process.env });
   const hostedConfig = opts.hostedKubeconfig
-    ? await loadKubeConfig(opts.hostedKubeconfig, '--hosted-kubeconfig')
+    ? await loadKubeConnection(opts.hostedKubeconfig, { env: process.env, flag: '--hosted-kubeconfig' })
     : undefined;
   const manager = new Manager({
     kubeConfig: managementConfig,

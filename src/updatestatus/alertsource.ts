@@ -6,9 +6,8 @@
 // Budgets (the endpoint is outside our control): the answer is cut off at `maxBytes` and `timeoutMs`, and its
 // JSON shape and alert count are checked before it is parsed and decoded (DEFAULT_ALERTS_BUDGET in alerts.ts).
 import type https from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
-import type { KubeClient } from '../runtime/index.js';
+import type { KubeClient, KubeConnection } from '../runtime/index.js';
 import { ApiStatusError, errorMessage } from '../runtime/light.js';
 import { type AlertsBudget, type AlertsReading, alertsUnavailableNotice, decodeAlerts } from './alerts.js';
 import { goAggregateText } from './goerrors.js';
@@ -48,7 +47,7 @@ interface Route {
  * flags applied: --token, and the impersonation headers, which oc sends to the alerts endpoint too).
  */
 async function credentials(
-  kc: KubeConfig,
+  kc: KubeConnection,
 ): Promise<{ tls: https.RequestOptions; headers: Record<string, string | string[]> }> {
   const tls: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(tls);
@@ -88,7 +87,7 @@ function goTransportText(url: string, err: unknown): string {
 
 /** Reads alerts like oc's inspectalerts, or from `prometheusUrl`. */
 export function createLiveAlertsReader(
-  kc: KubeConfig,
+  kc: KubeConnection,
   client: KubeClient,
   options: LiveAlertsOptions = {},
 ): LiveAlertsReader {

@@ -3,7 +3,7 @@
 // own service account. /readyz is ready once the UpdateStatus CRD is installed and the caches synced, on the
 // leader and on a standby alike. `tessera start` runs the same controller beside the other controllers.
 import {
-  loadKubeConfig,
+  loadKubeConnection,
   Manager,
   type Logger,
   metricsServing,
@@ -59,7 +59,7 @@ export async function runUpdateStatusController(
   logging: { logger: Logger; logLevel: LogLevel },
   signal?: AbortSignal,
 ): Promise<void> {
-  const kubeConfig = await loadKubeConfig(options.kubeconfig);
+  const kubeConfig = await loadKubeConnection(options.kubeconfig, { env: process.env });
   const manager = new Manager({
     kubeConfig,
     // Also the Lease's name (deploy/updatestatus/rbac.yaml grants that one Lease).

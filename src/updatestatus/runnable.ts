@@ -3,8 +3,7 @@
 // list served resources from their first attempt; the informers come from the Manager's factory, so their caches
 // start on every replica, /readyz waits for them (a standby is ready once they synced) and so does leader
 // election; the controller runs on the leader, with the Manager's metrics, clock and logger.
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { Manager } from '../runtime/index.js';
+import type { KubeConnection, Manager } from '../runtime/index.js';
 import { createLiveAlertsReader } from './alertsource.js';
 import { installUpdateStatusCrd } from './api/install.js';
 import {
@@ -23,7 +22,7 @@ export interface UpdateStatusOnManagerOptions extends Omit<
    * The controller's own credentials, to read alerts (the thanos-querier Route, or `prometheusUrl`) unless
    * `alerts` is given. Neither: health leaves alerts out.
    */
-  readonly kubeConfig?: KubeConfig;
+  readonly kubeConfig?: KubeConnection;
   /** With `kubeConfig`: a Prometheus-compatible API to read alerts from instead of the Route. */
   readonly prometheusUrl?: string;
   /** Also install minimal ClusterVersion/ClusterOperator/MachineConfigPool/MachineConfig CRDs. Default: false. */
