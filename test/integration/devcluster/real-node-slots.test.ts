@@ -16,6 +16,7 @@ import {
   parseSysctlBaseline,
 } from '../../../src/devcluster/real-node-slots.js';
 import { realNodeSupportProblem } from '../../../src/devcluster/real-nodes.js';
+import { holdRealNodeMachine } from '../../support/real-node-lock.js';
 import { startTestCluster, uniqueName } from '../../support/cluster.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -41,8 +42,10 @@ if (isRoot) {
     let first: DevCluster | undefined;
     let second: DevCluster | undefined;
     let before: Record<string, string>;
+    let releaseMachine: (() => void) | undefined;
 
     beforeAll(async () => {
+      releaseMachine = await holdRealNodeMachine();
       await ensureBinaries([...TEST_BINARIES, ...REAL_NODE_BINARIES]);
       expect(realNodeSupportProblem()).toBeUndefined();
       // The machine's own values: with another run's real node live, the baseline it recorded.
@@ -57,8 +60,12 @@ if (isRoot) {
     }, 30 * 60_000);
 
     afterAll(async () => {
-      await first?.stop({ wipe: true });
-      await second?.stop({ wipe: true });
+      try {
+        await first?.stop({ wipe: true });
+        await second?.stop({ wipe: true });
+      } finally {
+        releaseMachine?.();
+      }
     });
 
     it('start at once, each node in a slot of its own, both Ready', async () => {

@@ -29,6 +29,7 @@ import {
   realNodeSupportProblem,
 } from '../../../src/devcluster/real-nodes.js';
 import { eventually, startTestCluster } from '../../support/cluster.js';
+import { holdRealNodeMachine } from '../../support/real-node-lock.js';
 import { writeOciLayout } from '../../support/oci-layout.js';
 
 const run = promisify(execFile);
@@ -75,11 +76,13 @@ if (isRoot) {
       return node;
     };
     let before: Record<string, unknown>;
+    let releaseMachine: (() => void) | undefined;
     let stateRoot: string;
     let work: string;
 
     beforeAll(async () => {
       // Built on first use (minutes when cold: containerd and the kubelet; cached afterwards).
+      releaseMachine = await holdRealNodeMachine();
       await ensureBinaries([...TEST_BINARIES, ...REAL_NODE_BINARIES]);
       expect(realNodeSupportProblem()).toBeUndefined();
       work = mkdtempSync(path.join(os.tmpdir(), 'tessera-real-node-'));
@@ -89,8 +92,12 @@ if (isRoot) {
     }, 30 * 60_000);
 
     afterAll(async () => {
-      await cluster?.stop({ wipe: true });
-      if (work) rmSync(work, { recursive: true, force: true });
+      try {
+        await cluster?.stop({ wipe: true });
+        if (work) rmSync(work, { recursive: true, force: true });
+      } finally {
+        releaseMachine?.();
+      }
     });
 
     it("registers with its own identity, labelled with this machine's architecture", async () => {

@@ -55,6 +55,7 @@ import {
 } from '../../support/deploy.js';
 import { type Olm, OLM_NAMESPACE, OPERATORS_NAMESPACE, startOlm } from '../../support/olm.js';
 import { writeOciLayout } from '../../support/oci-layout.js';
+import { holdRealNodeMachine } from '../../support/real-node-lock.js';
 
 const run = promisify(execFile);
 const isRoot = process.getuid?.() === 0;
@@ -176,6 +177,8 @@ function busybox(): string {
 /** The operator image of an earlier build (an OCI layout), for this cluster's registry. */
 let imageLayout: string | undefined;
 const sharedWork = mkdtempSync(path.join(os.tmpdir(), 'tessera-real-pods-shared-'));
+// One real-node cluster at a time on this machine (test/support/real-node-lock.ts); each describe holds it.
+let releaseMachine: (() => void) | undefined;
 afterAll(() => rmSync(sharedWork, { recursive: true, force: true }));
 
 if (isRoot) {
@@ -266,6 +269,7 @@ if (isRoot) {
     }
 
     beforeAll(async () => {
+      releaseMachine = await holdRealNodeMachine();
       const setupStarted = Date.now();
       kubectlBinary = (await ensureBinaries([...TEST_BINARIES, ...REAL_NODE_BINARIES, 'crane', 'kubectl']))
         .kubectl;
@@ -367,10 +371,14 @@ if (isRoot) {
     }, SETUP_TIMEOUT_MS);
 
     afterAll(async () => {
-      await client?.close();
-      await new Promise<void>((resolve) => (relay ? relay.close(() => resolve()) : resolve()));
-      await cluster?.stop({ wipe: true });
-      if (work) rmSync(work, { recursive: true, force: true });
+      try {
+        await client?.close();
+        await new Promise<void>((resolve) => (relay ? relay.close(() => resolve()) : resolve()));
+        await cluster?.stop({ wipe: true });
+        if (work) rmSync(work, { recursive: true, force: true });
+      } finally {
+        releaseMachine?.();
+      }
     }, 180_000);
 
     it('runs every Deployment Available through its own probes, on the real node, with the kubelet-mounted token', async () => {
@@ -678,6 +686,7 @@ if (isRoot) {
     }
 
     beforeAll(async () => {
+      releaseMachine = await holdRealNodeMachine();
       const setupStarted = Date.now();
       const bins = await ensureBinaries([
         ...TEST_BINARIES,
@@ -803,10 +812,14 @@ if (isRoot) {
     }, SETUP_TIMEOUT_MS);
 
     afterAll(async () => {
-      await olm?.stop();
-      await client?.close();
-      await cluster?.stop({ wipe: true });
-      if (work) rmSync(work, { recursive: true, force: true });
+      try {
+        await olm?.stop();
+        await client?.close();
+        await cluster?.stop({ wipe: true });
+        if (work) rmSync(work, { recursive: true, force: true });
+      } finally {
+        releaseMachine?.();
+      }
     }, 180_000);
 
     it('runs the bundle-unpack Job on the real node, completes the InstallPlan and runs the CSV', async () => {

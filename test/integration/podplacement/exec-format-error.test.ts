@@ -25,6 +25,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { holdRealNodeMachine } from '../../support/real-node-lock.js';
 import {
   ensureBinaries,
   projectRoot,
@@ -151,6 +152,7 @@ function counterValue(exposition: string, name: string): number {
 if (isRoot) {
   describe('the exec format error monitor on a real node', () => {
     let cluster: DevCluster | undefined;
+    let releaseMachine: (() => void) | undefined;
     let client: KubeClient | undefined;
     let operator: PodPlacementOperatorHandle | undefined;
     const stop = new AbortController();
@@ -210,6 +212,7 @@ if (isRoot) {
 
     beforeAll(async () => {
       // Built on first use (minutes when cold: containerd and the kubelet; cached afterwards).
+      releaseMachine = await holdRealNodeMachine();
       await ensureBinaries([...TEST_BINARIES, ...REAL_NODE_BINARIES]);
       work = mkdtempSync(path.join(os.tmpdir(), 'tessera-exec-format-'));
       foreign = await foreignBinary(work);
@@ -270,11 +273,15 @@ if (isRoot) {
     }, 30 * 60_000);
 
     afterAll(async () => {
-      stop.abort();
-      await operator?.stopped.catch(() => undefined);
-      await client?.close();
-      await cluster?.stop({ wipe: true });
-      if (work) rmSync(work, { recursive: true, force: true });
+      try {
+        stop.abort();
+        await operator?.stopped.catch(() => undefined);
+        await client?.close();
+        await cluster?.stop({ wipe: true });
+        if (work) rmSync(work, { recursive: true, force: true });
+      } finally {
+        releaseMachine?.();
+      }
     });
 
     it('the alert ExecFormatErrorsDetected reads the counter the operator serves, and the counter starts at 0', async () => {
