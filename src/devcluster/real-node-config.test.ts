@@ -7,13 +7,24 @@ import {
   containerdConfig,
   hostUsesSlot,
   kubeletConfiguration,
+  kubeletSocketPathProblem,
   kubeProxyConfiguration,
   nodeAddresses,
   nodeCgroup,
+  realNodeDir,
   sysctlPath,
 } from './real-node-config.js';
 
 describe('real node configuration', () => {
+  it("keeps the node's folder short enough for the kubelet's sockets under CI's TMPDIR, and says when it is not", () => {
+    // The CI run that found it: the kubelet could not bind pod-resources/<10 digits> and stopped.
+    const ciState = '/tmp/tessera-ci.qyL6Ca/tessera-it-HV89UT/real-pods-e092fa8e';
+    expect(kubeletSocketPathProblem(realNodeDir(ciState, 0))).toBeUndefined();
+    expect(kubeletSocketPathProblem(`${ciState}/real-nodes/real-amd64-0`)).toMatch(
+      /too deep: the kubelet binds unix sockets of up to 116 bytes .* at most 107; .* at least 9 bytes shorter/,
+    );
+  });
+
   it('gives each node slot its own link and pod subnet, with a host interface name Linux accepts', () => {
     const a = nodeAddresses(7);
     expect(a).toMatchObject({ hostIp: '10.87.7.1', nodeIp: '10.87.7.2', podCidr: '10.88.7.0/24' });

@@ -73,6 +73,30 @@ export function sysctlPath(name: string): string {
 }
 
 /** The name containerd gives the sandbox image imported at node start (built here, never pulled). */
+/** The most bytes of a unix socket path (sun_path is 108 bytes with its terminating NUL). */
+export const UNIX_SOCKET_PATH_MAX = 107;
+
+/**
+ * A real node's folder in its cluster's state folder. Kept short: the kubelet binds unix sockets under its root
+ * folder (`<dir>/kubelet/pod-resources/<10 digits>` before renaming it to `kubelet.sock`), and a socket it cannot bind
+ * stops it.
+ */
+export function realNodeDir(stateDir: string, index: number): string {
+  return path.join(stateDir, 'rn', String(index));
+}
+
+/**
+ * Why the kubelet could not bind its sockets under `nodeDir`, or undefined: the longest socket path it binds
+ * (pod-resources' temporary name) must fit UNIX_SOCKET_PATH_MAX. Pure.
+ */
+export function kubeletSocketPathProblem(nodeDir: string): string | undefined {
+  const longest = path.join(nodeDir, 'kubelet', 'pod-resources', '0123456789');
+  const bytes = Buffer.byteLength(longest);
+  return bytes > UNIX_SOCKET_PATH_MAX
+    ? `the real node's folder ${nodeDir} is too deep: the kubelet binds unix sockets of up to ${bytes} bytes under it, and a socket path has at most ${UNIX_SOCKET_PATH_MAX}; use a state folder (or TMPDIR) at least ${bytes - UNIX_SOCKET_PATH_MAX} bytes shorter`
+    : undefined;
+}
+
 /** Where the nodes' containerd sockets live: a short path of its own, removed by `dev down` when empty. */
 export const CONTAINERD_SOCKET_ROOT = '/run/tessera-nodes';
 

@@ -34,8 +34,10 @@ import {
   hostUsesSlot,
   kubeProxyConfiguration,
   kubeletConfiguration,
+  kubeletSocketPathProblem,
   nodeAddresses,
   nodeCgroup,
+  realNodeDir,
   registryHostsToml,
   sysctlPath,
   type RealNodeAddresses,
@@ -201,7 +203,9 @@ export async function prepareRealNodeNetworks(
   const links = new Set(host.links);
   const inUse = (slot: number): boolean => hostUsesSlot(slot, addresses, links);
   const names = Array.from({ length: info.count }, (_, index) => realNodeName(index));
-  const dirs = names.map((name) => path.join(info.stateDir, 'real-nodes', name));
+  const dirs = names.map((_, index) => realNodeDir(info.stateDir, index));
+  const tooDeep = dirs.map(kubeletSocketPathProblem).find((problem) => problem !== undefined);
+  if (tooDeep) throw new DevClusterError('TESSERA_DEVCLUSTER_REAL_NODE_FAILED', tooDeep);
   const startTicks = processStartTicks(process.pid);
   const slots = claimNodeSlots(dirs, inUse, { pid: process.pid, ...(startTicks ? { startTicks } : {}) });
   if (!slots) {
@@ -213,7 +217,7 @@ export async function prepareRealNodeNetworks(
   const state: RealNodesState = {
     nodes: slots.map((slot, index) => {
       const name = names[index] ?? realNodeName(index);
-      const dir = dirs[index] ?? path.join(info.stateDir, 'real-nodes', name);
+      const dir = dirs[index] ?? realNodeDir(info.stateDir, index);
       return {
         name,
         dir,
