@@ -461,8 +461,9 @@ type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> } };
 
 /**
  * deploy/podplacement/base's monitoring made OpenShift's, as the openshift overlay makes it: the service CA's
- * certificate on the metrics Service, mounted into every Deployment that serves secure metrics, verified by the
- * ServiceMonitor; Prometheus' grant and the NetworkPolicy name openshift-monitoring.
+ * certificate on the metrics Service, mounted (as an optional volume, unlike the overlay: the bundle also goes to
+ * clusters without the service CA) into every Deployment that serves secure metrics, verified by the ServiceMonitor;
+ * Prometheus' grant and the NetworkPolicy name openshift-monitoring.
  */
 function withOpenShiftMonitoring(objects: readonly Manifest[], operatorNamespace: string): Manifest[] {
   const metricsServices = ofKind(objects, 'Service').filter(
@@ -494,7 +495,10 @@ function withOpenShiftMonitoring(objects: readonly Manifest[], operatorNamespace
       }
       if (serves) {
         const volumes: unknown[] = Array.isArray(template.spec['volumes']) ? template.spec['volumes'] : [];
-        template.spec['volumes'] = [...volumes, { name: 'metrics-tls', secret: { secretName } }];
+        // Optional: only OpenShift's service CA creates the Secret, and OLM runs on other clusters too. A required
+        // Secret would hold the pods in ContainerCreating (FailedMount) there; the metrics server serves a self-signed
+        // certificate until the kubelet fills the volume.
+        template.spec['volumes'] = [...volumes, { name: 'metrics-tls', secret: { secretName, optional: true } }];
       }
     }
     if (o.kind === 'ServiceMonitor')

@@ -133,6 +133,19 @@ describe('the OLM bundle, as OpenShift monitoring scrapes it', () => {
       expect(d.spec.template.spec.containers[0]?.args).toContain('--metrics-cert-dir=/var/run/metrics/tls');
   });
 
+  it('mounts the metrics Secret as optional, so the pods start on an OLM cluster without the service CA', () => {
+    const deployments = (
+      csv['spec'] as {
+        install: { spec: { deployments: { spec: { template: { spec: { volumes?: Record<string, unknown>[] } } } }[] } };
+      }
+    ).install.spec.deployments;
+    for (const d of deployments)
+      expect(d.spec.template.spec.volumes).toContainEqual({
+        name: 'metrics-tls',
+        secret: { secretName: 'pod-placement-metrics-tls', optional: true },
+      });
+  });
+
   it('lets openshift-monitoring/prometheus-k8s discover the targets, as bundle objects, not CSV permissions', () => {
     const binding = bundleFile('tessera-pod-placement-prometheus_rbac.authorization.k8s.io_v1_rolebinding.yaml');
     expect(binding['subjects']).toEqual([

@@ -110,15 +110,11 @@ export class MetricsServer {
   private async initialKeyPair(): Promise<KeyPair> {
     const dir = this.options.certDir;
     if (dir === undefined || dir === '') {
-      // Loaded only here: certificate generation pulls in @peculiar/x509.
-      const { generateDevCertificate } = await import('./webhook/dev-certificate.js');
-      const generated = await generateDevCertificate({ dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
-      validateKeyPair(generated);
       this.logger.warn(
         {},
         'serving metrics with a self-signed certificate (no --metrics-cert-dir): scrapers cannot verify it; mount a serving certificate in production',
       );
-      return generated;
+      return selfSignedKeyPair();
     }
     this.certWatcher = new FileCertificateWatcher(
       {
@@ -135,7 +131,15 @@ export class MetricsServer {
           minVersion: TLS_MIN_VERSION,
         }),
     );
-    return this.certWatcher.start();
+    // The certificate's Secret is an optional volume (the OLM bundle runs on clusters without OpenShift's service
+    // CA): until its files appear, serve metrics with a self-signed certificate rather than not at all.
+    const mounted = await this.certWatcher.startOrWait();
+    if (mounted) return mounted;
+    this.logger.warn(
+      { certDir: dir },
+      'no tls.crt/tls.key in --metrics-cert-dir yet: serving metrics with a self-signed certificate until they appear (on OpenShift the service CA creates the Secret; elsewhere create the Secret the metrics Service names, or let cert-manager issue it)',
+    );
+    return selfSignedKeyPair();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -169,4 +173,12 @@ export class MetricsServer {
     res.writeHead(200, { 'content-type': this.options.registry.contentType });
     res.end(req.method === 'HEAD' ? undefined : body);
   }
+}
+
+async function selfSignedKeyPair(): Promise<KeyPair> {
+  // Loaded only here: certificate generation pulls in @peculiar/x509.
+  const { generateDevCertificate } = await import('./webhook/dev-certificate.js');
+  const generated = await generateDevCertificate({ dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+  validateKeyPair(generated);
+  return generated;
 }

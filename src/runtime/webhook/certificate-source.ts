@@ -56,6 +56,29 @@ export class FileCertificateWatcher {
     const pair = await this.read();
     validateKeyPair(pair);
     this.fingerprint = pair.certPem + pair.keyPem;
+    this.watch();
+    return pair;
+  }
+
+  /**
+   * Like start(), but files that do not exist yet are no error: returns undefined and keeps watching, calling
+   * `onChange` once a valid pair appears. For an optional Secret volume, which the kubelet fills only once the Secret
+   * exists (OpenShift's service CA creates it; other clusters may never do). Files that exist but are unusable still
+   * throw: that is a broken Secret, not a missing one.
+   */
+  async startOrWait(): Promise<KeyPair | undefined> {
+    try {
+      await Promise.all([stat(this.options.certFile), stat(this.options.keyFile)]);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new CertificateError(errorMessage(err), err);
+      this.watch();
+      return undefined;
+    }
+    return this.start();
+  }
+
+  private watch(): void {
     try {
       // Fire and forget, like the timer: reload() logs a failed read or a broken pair and keeps the current one.
       this.watcher = watch(path.dirname(this.options.certFile), () => void this.check());
@@ -64,7 +87,6 @@ export class FileCertificateWatcher {
       // Polling alone still works.
     }
     this.schedule();
-    return pair;
   }
 
   stop(): void {
@@ -92,9 +114,11 @@ export class FileCertificateWatcher {
     try {
       pair = await this.read();
     } catch (err) {
+      // Still waiting for files that never existed (startOrWait) is the expected state, not news every poll.
+      if (this.fingerprint === '') return;
       this.options.logger.warn(
         { err: errorMessage(err) },
-        'cannot read webhook certificate files; keeping the current ones',
+        'cannot read certificate files; keeping the current ones',
       );
       return;
     }
@@ -106,13 +130,13 @@ export class FileCertificateWatcher {
       // Files are often written one after the other: a cert without its new key is expected briefly.
       this.options.logger.warn(
         { err: errorMessage(err) },
-        'new webhook certificate files are not a valid pair (yet); keeping the current ones',
+        'new certificate files are not a valid pair (yet); keeping the current ones',
       );
       return;
     }
     this.fingerprint = fingerprint;
     this.onChange(pair);
-    this.options.logger.info({ certFile: this.options.certFile }, 'webhook certificate reloaded');
+    this.options.logger.info({ certFile: this.options.certFile }, 'serving certificate loaded from files');
   }
 
   private async read(): Promise<KeyPair> {

@@ -45,7 +45,8 @@ import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { filesImage } from '../../../src/devcluster/oci-archive.js';
 import { hostArchitecture, realNodeSupportProblem } from '../../../src/devcluster/real-nodes.js';
 import { ARCH_LABEL, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
-import { KubeClient, createCertificateAuthority } from '../../../src/runtime/index.js';
+import { isNotFound } from '../../../src/runtime/errors.js';
+import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startTestCluster, uniqueName, waitForCrdsEstablished } from '../../support/cluster.js';
 import {
   DEPLOY,
@@ -654,32 +655,6 @@ if (isRoot) {
       }
     }
 
-    /** What OpenShift's service CA does: a serving certificate Secret for each Service that asks for one. */
-    async function issueServingSecrets(namespace: string): Promise<void> {
-      const annotation = 'service.beta.openshift.io/serving-cert-secret-name';
-      const services = await get<{
-        items: { metadata: { name: string; annotations?: Record<string, string> } }[];
-      }>(`/api/v1/namespaces/${namespace}/services`);
-      const ca = await createCertificateAuthority('openshift-service-serving-signer (test stand-in)');
-      for (const service of services.items) {
-        const secretName = service.metadata.annotations?.[annotation];
-        if (!secretName) continue;
-        const cert = await ca.issue({
-          commonName: `${service.metadata.name}.${namespace}.svc`,
-          dnsNames: [
-            `${service.metadata.name}.${namespace}.svc`,
-            `${service.metadata.name}.${namespace}.svc.cluster.local`,
-          ],
-          usage: 'server',
-        });
-        await create(`/api/v1/namespaces/${namespace}/secrets`, {
-          metadata: { name: secretName },
-          type: 'kubernetes.io/tls',
-          stringData: { 'tls.crt': cert.certPem, 'tls.key': cert.keyPem },
-        });
-      }
-    }
-
     async function opm(args: string[]): Promise<string> {
       const { stdout } = await run(started().olm.binaries.opm, args, { maxBuffer: 64 * 1024 * 1024 });
       return stdout;
@@ -866,9 +841,15 @@ if (isRoot) {
       expect(plan.spec.clusterServiceVersionNames).toEqual([csvName]);
       progress('InstallPlan Complete');
       // The bundle is for OpenShift: its metrics Service asks OpenShift's service CA for a serving certificate
-      // (service.beta.openshift.io/serving-cert-secret-name) and both Deployments mount that Secret, so their pods
-      // wait for it (FailedMount) on any other cluster. The test stands in for the service CA.
-      await issueServingSecrets(OPERATORS_NAMESPACE);
+      // (service.beta.openshift.io/serving-cert-secret-name), which no one issues here. The Deployments mount that
+      // Secret as optional, so their pods start anyway, serving metrics with a self-signed certificate.
+      const secretRead = await get(
+        `/api/v1/namespaces/${OPERATORS_NAMESPACE}/secrets/pod-placement-metrics-tls`,
+      ).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(isNotFound(secretRead), String(secretRead)).toBe(true);
 
       const csv = await waitFor(
         `CSV ${csvName} Succeeded`,
