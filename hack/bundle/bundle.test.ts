@@ -78,11 +78,13 @@ async function render(overrides: { replaces?: string; version?: string; createdA
 describe('OLM bundle', () => {
   it('runs every Deployment of deploy/ on the given image, with the certificate OLM issues', async () => {
     const { csv } = await render();
-    const deployments = csv.spec.install.spec.deployments;
-    expect(deployments.map((d) => d.name).sort()).toEqual([
+    const all = csv.spec.install.spec.deployments;
+    expect(all.map((d) => d.name).sort()).toEqual([
       'pod-placement-controller',
       'pod-placement-web-hook',
+      'tessera-console-plugin',
     ]);
+    const deployments = all.filter((d) => d.name.startsWith('pod-placement-'));
     for (const d of deployments) {
       for (const c of d.spec.template.spec.containers) {
         expect(c.image).toBe(IMAGE);
@@ -96,6 +98,25 @@ describe('OLM bundle', () => {
     // The self-managed certificate's emptyDir would shadow OLM's mount: it is gone.
     // (The one volume left is the service CA's metrics certificate, mounted elsewhere.)
     expect((webhook?.volumes ?? []).map((v) => v.name)).toEqual(['metrics-tls']);
+    // The console plugin's server and the init container that registers its ConsolePlugin run the same image.
+    const plugin = all.find((d) => d.name === 'tessera-console-plugin')?.spec.template.spec as unknown as {
+      containers: { image: string }[];
+      initContainers: { image: string }[];
+    };
+    expect([...plugin.containers, ...plugin.initContainers].map((c) => c.image)).toEqual([IMAGE, IMAGE]);
+    // OperatorHub offers to enable the plugin; its service account may apply that one ConsolePlugin, nothing else.
+    expect(csv.metadata.annotations['console.openshift.io/plugins']).toBe('["tessera-console-plugin"]');
+    expect(
+      csv.spec.install.spec.clusterPermissions.find((p) => p.serviceAccountName === 'tessera-console-plugin')?.rules,
+    ).toEqual([
+      {
+        apiGroups: ['console.openshift.io'],
+        resources: ['consoleplugins'],
+        resourceNames: ['tessera-console-plugin'],
+        verbs: ['get', 'patch', 'create'],
+      },
+    ]);
+    expect(csv.spec.install.spec.permissions.map((p) => p.serviceAccountName)).not.toContain('tessera-console-plugin');
     expect(csv.spec.relatedImages).toEqual([{ name: 'tessera', image: IMAGE }]);
     expect(csv.metadata.annotations['containerImage']).toBe(IMAGE);
   });

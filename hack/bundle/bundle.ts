@@ -21,6 +21,10 @@
 //    Role is bound to openshift-monitoring/prometheus-k8s and ships as bundle objects (it grants to someone else,
 //    so it is no CSV permission), and the CSV carries `operatorframework.io/cluster-monitoring: "true"`, so the
 //    console offers to label the namespace for platform monitoring. The PrometheusRule names no namespace.
+//  - The console plugin (src/dashboard/console-plugin/manifests.ts) runs as a third Deployment. OLM creates no
+//    ConsolePlugin from a bundle, so its pods' init container applies it (`tessera console-plugin register`, with the
+//    ClusterRole the manifests grant, as clusterPermissions), and the CSV's `console.openshift.io/plugins`
+//    annotation makes OperatorHub offer to enable it.
 import { stringify } from 'yaml';
 import { TesseraError, isRecord } from '../../src/runtime/light.js';
 import { CONVERSION_WEBHOOK_PATH } from '../../src/podplacement/api/conversion.js';
@@ -28,6 +32,10 @@ import { API_GROUP, CLUSTER_CONFIG_PLURAL } from '../../src/podplacement/constan
 import { crdConversion } from '../../src/podplacement/crd-conversion.js';
 import { olmCertSecretName, olmServiceName, WEBHOOK_DEPLOYMENT_NAME } from '../../src/podplacement/operator/olm-ca.js';
 import { validatingWebhookConfiguration } from '../../src/podplacement/webhook-configurations.js';
+import {
+  consolePluginManifests,
+  csvConsolePluginAnnotation,
+} from '../../src/dashboard/console-plugin/manifests.js';
 import { BUNDLE_METADATA, type CsvMetadata } from './metadata.js';
 
 /** A Kubernetes object as read from a manifest file. */
@@ -87,7 +95,12 @@ export function renderBundle(input: BundleSources): BundleFile[] {
   const meta = input.metadata ?? BUNDLE_METADATA;
   const operatorNamespace = namespaceOf(input.deployObjects);
   const sources = { ...input, deployObjects: withOpenShiftMonitoring(input.deployObjects, operatorNamespace) };
-  const csv = clusterServiceVersion(sources, meta, operatorNamespace);
+  const consolePlugin = consolePluginManifests({
+    namespace: operatorNamespace,
+    image: KUSTOMIZE_IMAGE_NAME,
+    registration: 'pods',
+  });
+  const csv = clusterServiceVersion(sources, consolePlugin, meta, operatorNamespace);
   const files: BundleFile[] = [
     { path: `manifests/${meta.packageName}.clusterserviceversion.yaml`, content: yaml(csv) },
   ];
@@ -96,7 +109,7 @@ export function renderBundle(input: BundleSources): BundleFile[] {
       path: `manifests/${crdFileName(crd)}`,
       content: yaml(withOlmConversion(crd, operatorNamespace)),
     });
-  for (const object of extraObjects(sources.deployObjects, operatorNamespace))
+  for (const object of extraObjects([...sources.deployObjects, ...consolePlugin], operatorNamespace))
     files.push({ path: `manifests/${manifestFileName(object)}`, content: yaml(object) });
   files.push({ path: 'metadata/annotations.yaml', content: yaml({ annotations: bundleAnnotations(meta) }) });
   return files;
@@ -222,9 +235,17 @@ function internalObjects(crds: readonly Manifest[], meta: CsvMetadata): Record<s
   return { 'operators.operatorframework.io/internal-objects': JSON.stringify(meta.internalObjects) };
 }
 
-function clusterServiceVersion(s: BundleSources, meta: CsvMetadata, operatorNamespace: string) {
-  const deployments = ofKind(s.deployObjects, 'Deployment').map((d) => olmDeployment(d, s.image));
-  const { permissions, clusterPermissions } = rbac(s.deployObjects, operatorNamespace);
+function clusterServiceVersion(
+  s: BundleSources,
+  consolePlugin: readonly Manifest[],
+  meta: CsvMetadata,
+  operatorNamespace: string,
+) {
+  const deployments = [
+    ...ofKind(s.deployObjects, 'Deployment').map((d) => olmDeployment(d, s.image)),
+    ...ofKind(consolePlugin, 'Deployment').map((d) => withImage(d, s.image)),
+  ];
+  const { permissions, clusterPermissions } = rbac([...s.deployObjects, ...consolePlugin], operatorNamespace);
   const spec: Record<string, unknown> = {
     displayName: meta.displayName,
     description: meta.description,
@@ -281,6 +302,8 @@ function clusterServiceVersion(s: BundleSources, meta: CsvMetadata, operatorName
         'operator.openshift.io/uninstall-message': meta.uninstallMessage,
         ...internalObjects(s.crds, meta),
         ...meta.featureAnnotations,
+        // OperatorHub offers to enable the plugin on install; its pods create the ConsolePlugin it names.
+        ...csvConsolePluginAnnotation(),
       },
     },
     spec,
@@ -295,6 +318,16 @@ function containersOf(deployment: Manifest): Record<string, unknown>[] {
   if (!Array.isArray(containers) || !containers.every(isRecord))
     throw new BundleSourceError(`Deployment ${deployment.metadata.name} has no containers`);
   return containers;
+}
+
+/** A Deployment that needs nothing of OLM but the image, as the CSV runs it. */
+function withImage(d: Manifest, image: string): Record<string, unknown> {
+  const copy = structuredClone(d) as Manifest & { spec: { template: { spec: Record<string, unknown> } } };
+  const podSpec = copy.spec.template.spec;
+  for (const list of [podSpec['containers'], podSpec['initContainers']])
+    for (const container of Array.isArray(list) ? list.filter(isRecord) : [])
+      if (container['image'] === KUSTOMIZE_IMAGE_NAME) container['image'] = image;
+  return { name: d.metadata.name, label: d.metadata.labels ?? {}, spec: copy['spec'] };
 }
 
 /** A Deployment as the CSV runs it: OLM-issued TLS, no self-managed certificate volume, the given image. */

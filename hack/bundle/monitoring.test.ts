@@ -31,7 +31,10 @@ function docs(file: string): Obj[] {
 }
 const bundleFile = (name: string): Obj => parse(readFileSync(path.join(root, 'bundle/manifests', name), 'utf8')) as Obj;
 
-const DEPLOY_COMPONENTS = ['deploy/podplacement/base', 'deploy/updatestatus', 'deploy/nodepool/management'];
+/** The components with controllers, which serve metrics. */
+const OPERATOR_COMPONENTS = ['deploy/podplacement/base', 'deploy/updatestatus', 'deploy/nodepool/management'];
+/** Every Deployment Tessera ships: the controllers and the console plugin's static file server. */
+const DEPLOY_COMPONENTS = [...OPERATOR_COMPONENTS, 'deploy/console-plugin'];
 function deployObjects(dir: string): Obj[] {
   const kustomization = parse(readFileSync(path.join(root, dir, 'kustomization.yaml'), 'utf8')) as {
     resources: string[];
@@ -71,7 +74,7 @@ describe('alerts (deploy/ and the bundle)', () => {
 
 describe('metrics of every Deployment of deploy/', () => {
   it('are served on their own HTTPS port with authentication and authorization; probes stay plain on 8081', () => {
-    for (const dir of DEPLOY_COMPONENTS)
+    for (const dir of OPERATOR_COMPONENTS)
       for (const d of deployObjects(dir).filter((o) => o.kind === 'Deployment')) {
         const c = (d['spec'] as { template: { spec: { containers: { args: string[]; ports: object[] }[] } } })
           .template.spec.containers[0];
@@ -83,7 +86,7 @@ describe('metrics of every Deployment of deploy/', () => {
   });
 
   it('their service accounts may create TokenReviews and SubjectAccessReviews (the metrics filter)', () => {
-    for (const dir of DEPLOY_COMPONENTS) {
+    for (const dir of OPERATOR_COMPONENTS) {
       const rules = deployObjects(dir)
         .filter((o) => o.kind === 'ClusterRole')
         .flatMap((r) => r['rules'] as { apiGroups: string[]; resources: string[]; verbs: string[] }[]);
@@ -126,9 +129,12 @@ describe('the OLM bundle, as OpenShift monitoring scrapes it', () => {
     });
     const deployments = (
       csv['spec'] as {
-        install: { spec: { deployments: { spec: { template: { spec: { containers: { args: string[] }[] } } } }[] } };
+        install: {
+          spec: { deployments: { name: string; spec: { template: { spec: { containers: { args: string[] }[] } } } }[] };
+        };
       }
-    ).install.spec.deployments;
+    ).install.spec.deployments.filter((d) => d.name.startsWith('pod-placement-'));
+    expect(deployments).toHaveLength(2);
     for (const d of deployments)
       expect(d.spec.template.spec.containers[0]?.args).toContain('--metrics-cert-dir=/var/run/metrics/tls');
   });
@@ -136,9 +142,14 @@ describe('the OLM bundle, as OpenShift monitoring scrapes it', () => {
   it('mounts the metrics Secret as optional, so the pods start on an OLM cluster without the service CA', () => {
     const deployments = (
       csv['spec'] as {
-        install: { spec: { deployments: { spec: { template: { spec: { volumes?: Record<string, unknown>[] } } } }[] } };
+        install: {
+          spec: {
+            deployments: { name: string; spec: { template: { spec: { volumes?: Record<string, unknown>[] } } } }[];
+          };
+        };
       }
-    ).install.spec.deployments;
+    ).install.spec.deployments.filter((d) => d.name.startsWith('pod-placement-'));
+    expect(deployments).toHaveLength(2);
     for (const d of deployments)
       expect(d.spec.template.spec.volumes).toContainEqual({
         name: 'metrics-tls',

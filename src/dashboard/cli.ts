@@ -1,4 +1,4 @@
-// `tessera dashboard` and `tessera console-plugin serve`: registration only (commander's types); the servers load
+// `tessera dashboard`, `tessera console-plugin serve` and `tessera console-plugin register`: registration only (commander's types); the servers load
 // when the command runs.
 import type { Command } from 'commander';
 import { parseListenPort } from '../cli/flags.js';
@@ -37,9 +37,31 @@ export function registerDashboardCommand(program: Command): void {
 }
 
 export function registerConsolePluginCommand(program: Command): void {
-  program
+  const consolePlugin = program
     .command('console-plugin')
-    .description("the OpenShift console plugin with the dashboard's views")
+    .description("the OpenShift console plugin with the dashboard's views");
+  consolePlugin
+    .command('register')
+    .description(
+      "apply the ConsolePlugin that points the console at the plugin's Service (the OLM bundle's init container: OLM creates no ConsolePlugin from a bundle); does nothing where the console API is not served",
+    )
+    .requiredOption('--namespace <namespace>', "the namespace of the plugin's Service")
+    .option(
+      '--kubeconfig <path>',
+      "kubeconfig to write with (default: $KUBECONFIG, then ~/.kube/config, then the pod's service account)",
+    )
+    .action(async (opts: { namespace: string; kubeconfig?: string }) => {
+      const [{ runRegisterCommand }, { loadKubeConnection }] = await Promise.all([
+        import('./console-plugin/registration.js'),
+        import('../runtime/index.js'),
+      ]);
+      await runRegisterCommand({
+        connection: await loadKubeConnection(opts.kubeconfig, { env: process.env }),
+        namespace: opts.namespace,
+        out: (line) => void process.stdout.write(`${line}\n`),
+      });
+    });
+  consolePlugin
     .command('serve')
     .description(
       "serve the console plugin's files over HTTPS for the console (the ConsolePlugin's Service points here)",

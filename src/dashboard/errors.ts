@@ -1,12 +1,13 @@
 // Typed errors of the dashboard. Each carries a stable `code`; messages say what happened and what to do.
-import { TesseraError } from '../runtime/light.js';
+import { TesseraError, type ApiStatusError } from '../runtime/light.js';
 
 export type DashboardErrorCode =
   | 'TESSERA_DASHBOARD_PAGE_MISSING'
   | 'TESSERA_DASHBOARD_LISTEN'
   | 'TESSERA_DASHBOARD_CONSOLE_PLUGIN_MISSING'
   | 'TESSERA_DASHBOARD_CONSOLE_PLUGIN_BUILD'
-  | 'TESSERA_DASHBOARD_CONSOLE_PLUGIN_CERT';
+  | 'TESSERA_DASHBOARD_CONSOLE_PLUGIN_CERT'
+  | 'TESSERA_DASHBOARD_CONSOLE_PLUGIN_REGISTRATION';
 
 export class DashboardError extends TesseraError<DashboardErrorCode> {}
 
@@ -56,6 +57,21 @@ export class ServingCertificateError extends DashboardError {
       `no usable serving certificate in ${certDir} (${cause instanceof Error ? cause.message : String(cause)}); ` +
         'mount the Secret the Service annotation service.beta.openshift.io/serving-cert-secret-name names ' +
         '(tls.crt, tls.key), or pass --cert-dir',
+      { cause },
+    );
+  }
+}
+
+/** The API server refused to apply the ConsolePlugin (`tessera console-plugin register`). */
+export class ConsolePluginRegistrationError extends DashboardError {
+  constructor(plugin: string, role: string, cause: ApiStatusError) {
+    const hint =
+      cause.statusCode === 403
+        ? `grant this service account ClusterRole ${role} (get, patch and create on consoleplugins named ${plugin}), as the OLM bundle does`
+        : 'check the API server and the ConsolePlugin API (console.openshift.io/v1)';
+    super(
+      'TESSERA_DASHBOARD_CONSOLE_PLUGIN_REGISTRATION',
+      `the API server refused to apply ConsolePlugin ${plugin} (${cause.statusCode}: ${cause.message}); ${hint}`,
       { cause },
     );
   }

@@ -53,6 +53,7 @@ export {
 export {
   loadKubeConfig,
   loadKubeConnection,
+  SERVICE_ACCOUNT_DIR,
   applyConnectionOverrides,
   resolveConnection,
   type ConnectionOverrides,

@@ -6,9 +6,11 @@ import {
   CONSOLE_NAMESPACE,
   SERVING_CERT_ANNOTATION,
   consolePluginManifests,
+  consolePluginObject,
   csvConsolePluginAnnotation,
   type Manifest,
 } from './manifests.js';
+import { SERVICE_ACCOUNT_DIR } from '../../runtime/index.js';
 import { CONSOLE_PLUGIN_NAME } from './plugin-metadata.js';
 
 type Any = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -87,6 +89,63 @@ describe('console plugin manifests', () => {
   it('names the plugin in the CSV annotation OperatorHub reads, as a JSON list', () => {
     expect(csvConsolePluginAnnotation()).toEqual({
       'console.openshift.io/plugins': JSON.stringify([byKind(objects, 'ConsolePlugin')['metadata'].name]),
+    });
+  });
+
+  describe("the OLM bundle's variant, where the pods register the ConsolePlugin", () => {
+    const bundled = consolePluginManifests({
+      namespace: 'ns1',
+      image: 'registry.example/tessera@sha256:abc',
+      registration: 'pods',
+    });
+    const pod = byKind(bundled, 'Deployment')['spec'].template.spec;
+
+    it('carries no ConsolePlugin, but an init container that applies the same one for its own namespace', () => {
+      expect(bundled.filter((o) => o.kind === 'ConsolePlugin')).toEqual([]);
+      expect(consolePluginObject('ns1')).toEqual(byKind(objects, 'ConsolePlugin'));
+      const [init] = pod.initContainers;
+      expect(init.image).toBe('registry.example/tessera@sha256:abc');
+      expect(init.args).toEqual(['console-plugin', 'register', '--namespace=$(POD_NAMESPACE)']);
+      expect(init.env).toContainEqual({
+        name: 'POD_NAMESPACE',
+        valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+      });
+    });
+
+    it('mounts a service account token into the init container only; the server still holds none', () => {
+      expect(pod.automountServiceAccountToken).toBe(false);
+      const [init] = pod.initContainers;
+      const tokenMount = init.volumeMounts.find((m: Any) => m.mountPath === SERVICE_ACCOUNT_DIR);
+      const tokenVolume = pod.volumes.find((v: Any) => v.name === tokenMount.name);
+      expect(tokenVolume.projected.sources).toContainEqual({
+        serviceAccountToken: { path: 'token', expirationSeconds: 3607 },
+      });
+      expect(pod.containers[0].volumeMounts.map((m: Any) => m.name)).not.toContain(tokenMount.name);
+    });
+
+    it('grants the service account get, patch and create on that one ConsolePlugin, and egress to the API server', () => {
+      const role = byKind(bundled, 'ClusterRole');
+      expect(role['rules']).toEqual([
+        {
+          apiGroups: ['console.openshift.io'],
+          resources: ['consoleplugins'],
+          resourceNames: [CONSOLE_PLUGIN_NAME],
+          verbs: ['get', 'patch', 'create'],
+        },
+      ]);
+      const binding = byKind(bundled, 'ClusterRoleBinding');
+      expect(binding['roleRef']).toMatchObject({ kind: 'ClusterRole', name: role['metadata'].name });
+      expect(binding['subjects']).toEqual([
+        { kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: 'ns1' },
+      ]);
+      expect(byKind(bundled, 'NetworkPolicy')['spec'].egress).toEqual([
+        {
+          ports: [
+            { port: 443, protocol: 'TCP' },
+            { port: 6443, protocol: 'TCP' },
+          ],
+        },
+      ]);
     });
   });
 });

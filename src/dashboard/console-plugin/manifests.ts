@@ -1,8 +1,10 @@
 // The console plugin's objects, the one source of deploy/console-plugin/ (npm run generate) and of the plugin's
 // part of the OLM bundle: a ServiceAccount, the Service whose annotation has the service CA issue its serving
 // certificate, the Deployment that serves the plugin with it (`tessera console-plugin serve`), a NetworkPolicy
-// that lets only the console's backend in and nothing out, and the ConsolePlugin (console.openshift.io/v1) that
-// tells the console where to fetch the plugin. Pure.
+// that lets only the console's backend in, and the ConsolePlugin (console.openshift.io/v1) that tells the console
+// where to fetch the plugin. OLM v0 creates no ConsolePlugin from a bundle (not among its supported bundle kinds),
+// so the bundle's variant has the pods' init container apply it instead (`tessera console-plugin register`). Pure.
+import { SERVICE_ACCOUNT_DIR } from '../../runtime/index.js';
 import { CONSOLE_PLUGIN_PORT, SERVING_CERT_DIR } from './command.js';
 import { CONSOLE_PLUGIN_NAME } from './plugin-metadata.js';
 
@@ -26,16 +28,56 @@ export type Manifest = Record<string, unknown> & {
   };
 };
 
+const LABELS = { 'app.kubernetes.io/name': CONSOLE_PLUGIN_NAME, 'app.kubernetes.io/part-of': 'tessera' };
+
 export interface ConsolePluginManifestOptions {
   readonly namespace?: string;
   /** The image that runs `tessera console-plugin serve` (kustomize's name `tessera` in deploy/). */
   readonly image: string;
+  /**
+   * Who creates the ConsolePlugin. 'manifest' (deploy/console-plugin, the default): it is one of the objects. 'pods'
+   * (the OLM bundle, which cannot carry it): the pods' init container applies it with a token mounted into that
+   * container only, granted by a ClusterRole among the objects; the server itself still holds no token.
+   */
+  readonly registration?: 'manifest' | 'pods';
 }
 
-const LABELS = { 'app.kubernetes.io/name': CONSOLE_PLUGIN_NAME, 'app.kubernetes.io/part-of': 'tessera' };
+/** The platforms Tessera's image is built for (hack/image/build.sh), which the pods are scheduled to. */
+export const IMAGE_PLATFORMS = {
+  architectures: ['amd64', 'arm64', 'ppc64le', 's390x'],
+  os: 'linux',
+} as const;
+
+/** The ClusterRole (and its binding) that lets the init container apply the one ConsolePlugin. */
+export const REGISTRATION_ROLE = `${CONSOLE_PLUGIN_NAME}-registration`;
+/** The field manager of the init container's server-side apply. */
+export const REGISTRATION_FIELD_MANAGER = 'tessera-console-plugin-register';
+
+/** The ConsolePlugin (cluster-scoped) that points the console at the plugin's Service in `namespace`. */
+export function consolePluginObject(namespace: string): Manifest {
+  return {
+    apiVersion: 'console.openshift.io/v1',
+    kind: 'ConsolePlugin',
+    metadata: { name: CONSOLE_PLUGIN_NAME, labels: { ...LABELS } },
+    spec: {
+      displayName: 'Tessera',
+      backend: {
+        type: 'Service',
+        service: { name: CONSOLE_PLUGIN_NAME, namespace, port: CONSOLE_PLUGIN_PORT, basePath: '/' },
+      },
+      // The plugin calls only the API server, through the console's own proxy: no proxy of its own.
+    },
+  };
+}
 
 export function consolePluginManifests(options: ConsolePluginManifestOptions): Manifest[] {
   const namespace = options.namespace ?? CONSOLE_PLUGIN_NAMESPACE;
+  const registersItself = options.registration === 'pods';
+  const securityContext = {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'] },
+  };
   const meta = (extra: Record<string, unknown> = {}) => ({
     name: CONSOLE_PLUGIN_NAME,
     namespace,
@@ -73,9 +115,32 @@ export function consolePluginManifests(options: ConsolePluginManifestOptions): M
         template: {
           metadata: {
             labels: { ...LABELS },
-            annotations: { 'openshift.io/required-scc': 'restricted-v2' },
+            // As the other components' pods: OpenShift's restricted SCC and, with workload partitioning, the
+            // management CPU set. Other clusters ignore both.
+            annotations: {
+              'openshift.io/required-scc': 'restricted-v2',
+              'target.workload.openshift.io/management': '{"effect": "PreferredDuringScheduling"}',
+            },
           },
           spec: {
+            affinity: {
+              nodeAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: {
+                  nodeSelectorTerms: [
+                    {
+                      matchExpressions: [
+                        {
+                          key: 'kubernetes.io/arch',
+                          operator: 'In',
+                          values: [...IMAGE_PLATFORMS.architectures],
+                        },
+                        { key: 'kubernetes.io/os', operator: 'In', values: [IMAGE_PLATFORMS.os] },
+                      ],
+                    },
+                  ],
+                },
+              },
+            },
             serviceAccountName: CONSOLE_PLUGIN_NAME,
             automountServiceAccountToken: false,
             securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
@@ -95,15 +160,19 @@ export function consolePluginManifests(options: ConsolePluginManifestOptions): M
                 readinessProbe: probe,
                 livenessProbe: { ...probe, initialDelaySeconds: 10 },
                 resources: { requests: { cpu: '10m', memory: '50Mi' }, limits: { memory: '128Mi' } },
-                securityContext: {
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  capabilities: { drop: ['ALL'] },
-                },
+                securityContext,
                 volumeMounts: [{ name: 'serving-cert', mountPath: SERVING_CERT_DIR, readOnly: true }],
               },
             ],
-            volumes: [{ name: 'serving-cert', secret: { secretName: SERVING_CERT_SECRET } }],
+            ...(registersItself
+              ? { initContainers: [registrationContainer(options.image, securityContext)] }
+              : {}),
+            volumes: [
+              // Optional: only OpenShift's service CA creates it, and OLM also installs the bundle elsewhere; the
+              // server serves a self-signed certificate until the kubelet fills the volume.
+              { name: 'serving-cert', secret: { secretName: SERVING_CERT_SECRET, optional: true } },
+              ...(registersItself ? [registrationTokenVolume()] : []),
+            ],
           },
         },
       },
@@ -123,22 +192,23 @@ export function consolePluginManifests(options: ConsolePluginManifestOptions): M
             ports: [{ port: CONSOLE_PLUGIN_PORT, protocol: 'TCP' }],
           },
         ],
-        // No egress rule: the server calls nothing.
+        // The server calls nothing; the init container that registers the plugin calls only the API server (its
+        // address is the cluster's: any host, on the API server's ports).
+        ...(registersItself
+          ? {
+              egress: [
+                {
+                  ports: [
+                    { port: 443, protocol: 'TCP' },
+                    { port: 6443, protocol: 'TCP' },
+                  ],
+                },
+              ],
+            }
+          : {}),
       },
     },
-    {
-      apiVersion: 'console.openshift.io/v1',
-      kind: 'ConsolePlugin',
-      metadata: { name: CONSOLE_PLUGIN_NAME, labels: { ...LABELS } },
-      spec: {
-        displayName: 'Tessera',
-        backend: {
-          type: 'Service',
-          service: { name: CONSOLE_PLUGIN_NAME, namespace, port: CONSOLE_PLUGIN_PORT, basePath: '/' },
-        },
-        // The plugin calls only the API server, through the console's own proxy: no proxy of its own.
-      },
-    },
+    ...(registersItself ? registrationRbac(namespace) : [consolePluginObject(namespace)]),
   ];
 }
 
@@ -152,4 +222,69 @@ export const CSV_PLUGINS_ANNOTATION = 'console.openshift.io/plugins';
  */
 export function csvConsolePluginAnnotation(): Record<string, string> {
   return { [CSV_PLUGINS_ANNOTATION]: JSON.stringify([CONSOLE_PLUGIN_NAME]) };
+}
+
+function registrationContainer(
+  image: string,
+  securityContext: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    name: 'register',
+    image,
+    args: ['console-plugin', 'register', '--namespace=$(POD_NAMESPACE)'],
+    env: [
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'NODE_OPTIONS', value: '--max-semi-space-size=2 --max-old-space-size=48' },
+    ],
+    resources: { requests: { cpu: '10m', memory: '50Mi' }, limits: { memory: '128Mi' } },
+    securityContext,
+    volumeMounts: [{ name: 'registration-token', mountPath: SERVICE_ACCOUNT_DIR, readOnly: true }],
+  };
+}
+
+/** What automountServiceAccountToken would mount, as a volume only the init container mounts. */
+function registrationTokenVolume(): Record<string, unknown> {
+  return {
+    name: 'registration-token',
+    projected: {
+      sources: [
+        { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+        { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        {
+          downwardAPI: {
+            items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+          },
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Applying the one ConsolePlugin by name: server-side apply is a PATCH (get and patch can be limited to the name),
+ * and the API server also checks `create` when that PATCH creates the object.
+ */
+function registrationRbac(namespace: string): Manifest[] {
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: REGISTRATION_ROLE, labels: { ...LABELS } },
+      rules: [
+        {
+          apiGroups: ['console.openshift.io'],
+          resources: ['consoleplugins'],
+          resourceNames: [CONSOLE_PLUGIN_NAME],
+          verbs: ['get', 'patch', 'create'],
+        },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: REGISTRATION_ROLE, labels: { ...LABELS } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: REGISTRATION_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: CONSOLE_PLUGIN_NAME, namespace }],
+    },
+  ];
 }

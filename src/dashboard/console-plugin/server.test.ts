@@ -124,6 +124,34 @@ describe('console plugin HTTPS server', () => {
     await expect(request(port, ca, '/plugin-manifest.json')).rejects.toThrow();
   });
 
+  it('starts before its optional Secret is mounted, with a certificate no client trusts, then serves the mounted one', async () => {
+    const laterCertDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-console-plugin-cert-'));
+    const early = new ConsolePluginServer({
+      pluginDir,
+      certFile: path.join(laterCertDir, 'tls.crt'),
+      keyFile: path.join(laterCertDir, 'tls.key'),
+      port: 0,
+      host: '127.0.0.1',
+    });
+    const earlyPort = await early.start();
+    try {
+      const mountedCa = await writePair(laterCertDir);
+      // Before the watcher reads the files, the CA of the mounted pair does not verify what is served.
+      await expect(request(earlyPort, mountedCa, '/plugin-manifest.json')).rejects.toThrow();
+      let served = false;
+      for (let attempt = 0; attempt < 600 && !served; attempt++) {
+        await early.checkCertificates();
+        served = await request(earlyPort, mountedCa, '/plugin-manifest.json').then(
+          (a) => a.status === 200,
+          () => false,
+        );
+      }
+      expect(served).toBe(true);
+    } finally {
+      await early.close();
+    }
+  });
+
   it('refuses to start without a built plugin, saying what to run', async () => {
     const empty = await mkdtemp(path.join(os.tmpdir(), 'tessera-console-plugin-empty-'));
     const missing = new ConsolePluginServer({

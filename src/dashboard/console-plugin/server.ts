@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import {
   FileCertificateWatcher,
+  generateDevCertificate,
   type Clock,
   type Logger,
   realClock,
@@ -101,7 +102,16 @@ export class ConsolePluginServer {
       },
       (pair) => this.server?.setSecureContext({ cert: pair.certPem, key: pair.keyPem }),
     );
-    const pair = await this.certificates.start();
+    // The Secret is an optional volume (the OLM bundle also runs where no service CA issues it): until its files
+    // appear, serve a self-signed certificate, which the console refuses, rather than keep the pods from starting.
+    let pair = await this.certificates.startOrWait();
+    if (pair === undefined) {
+      logger.warn(
+        { certFile: this.options.certFile },
+        "no serving certificate yet: serving a self-signed one, which the console will not accept, until the Secret the Service's service.beta.openshift.io/serving-cert-secret-name annotation names is mounted",
+      );
+      pair = await generateDevCertificate({ dnsNames: ['localhost'] });
+    }
     const server = https.createServer(
       { cert: pair.certPem, key: pair.keyPem, minVersion: 'TLSv1.2' },
       (req, res) => {

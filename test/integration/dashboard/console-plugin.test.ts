@@ -21,7 +21,12 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { consolePluginManifests } from '../../../src/dashboard/console-plugin/manifests.js';
+import {
+  REGISTRATION_FIELD_MANAGER,
+  consolePluginManifests,
+  consolePluginObject,
+} from '../../../src/dashboard/console-plugin/manifests.js';
+import { runRegisterCommand } from '../../../src/dashboard/console-plugin/registration.js';
 import {
   CONSOLE_EXTENSIONS,
   CONSOLE_PLUGIN_NAME,
@@ -42,7 +47,8 @@ import {
 import { Pods } from '../../../src/runtime/resources.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { launchBrowser } from '../../support/browser.js';
-import { testKubeConfig, uniqueName, useTestNamespace } from '../../support/cluster.js';
+import { eventually, testKubeConfig, uniqueName, useTestNamespace } from '../../support/cluster.js';
+import { serviceAccountKubeConfig } from '../../support/identities.js';
 import { fixturePath } from '../../support/fixtures.js';
 
 const nodeModules = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../node_modules');
@@ -362,6 +368,102 @@ describe('the console plugin', () => {
         await new ResourceClient<KubeObject>(client, ConsolePlugins)
           .delete({ name: CONSOLE_PLUGIN_NAME })
           .catch(() => undefined);
+      }
+    });
+
+    it("the OLM bundle's variant: the init container, as its service account with only its ClusterRole, applies the ConsolePlugin", async () => {
+      const objects = consolePluginManifests({ namespace: namespace.name, image: 'x', registration: 'pods' });
+      const types: Record<string, ResourceType> = {
+        ServiceAccount: resource('', 'v1', 'serviceaccounts', 'ServiceAccount', true),
+        ClusterRole: resource('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
+        ClusterRoleBinding: resource(
+          'rbac.authorization.k8s.io',
+          'v1',
+          'clusterrolebindings',
+          'ClusterRoleBinding',
+          false,
+        ),
+      };
+      const grants = objects.filter((o) => types[o.kind]);
+      expect(grants.map((o) => o.kind).sort()).toEqual([
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'ServiceAccount',
+      ]);
+      const plugins = new ResourceClient<KubeObject>(client, ConsolePlugins);
+      try {
+        for (const object of grants)
+          await new ResourceClient<KubeObject>(client, types[object.kind] as ResourceType).apply(
+            object as KubeObject,
+            { fieldManager, force: true },
+          );
+        const user = `system:serviceaccount:${namespace.name}:${CONSOLE_PLUGIN_NAME}`;
+        // The authorizer learns of the new binding from its informer: wait until it answers as the pod will see it.
+        await eventually(
+          async () => {
+            const review = await client.request<{ status: { allowed: boolean } }>({
+              method: 'POST',
+              path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+              body: {
+                apiVersion: 'authorization.k8s.io/v1',
+                kind: 'SubjectAccessReview',
+                spec: {
+                  user,
+                  groups: [
+                    'system:serviceaccounts',
+                    `system:serviceaccounts:${namespace.name}`,
+                    'system:authenticated',
+                  ],
+                  resourceAttributes: {
+                    group: 'console.openshift.io',
+                    resource: 'consoleplugins',
+                    name: CONSOLE_PLUGIN_NAME,
+                    verb: 'create',
+                  },
+                },
+              },
+            });
+            expect(review.status.allowed).toBe(true);
+          },
+          { what: `RBAC allows ${user} to create the ConsolePlugin` },
+        );
+        const asPod = await serviceAccountKubeConfig(
+          testKubeConfig(),
+          client,
+          namespace.name,
+          CONSOLE_PLUGIN_NAME,
+        );
+        const out: string[] = [];
+        // Twice: a restarted pod applies it again, as the same field manager, without a conflict.
+        for (let run = 0; run < 2; run++)
+          await runRegisterCommand({ connection: asPod, namespace: namespace.name, out: (l) => out.push(l) });
+        expect(out).toEqual(
+          Array(2).fill(
+            `ConsolePlugin ${CONSOLE_PLUGIN_NAME} applied: the console loads the plugin from Service ${namespace.name}/${CONSOLE_PLUGIN_NAME}`,
+          ),
+        );
+        const plugin = (await plugins.get({ name: CONSOLE_PLUGIN_NAME })) as KubeObject & {
+          metadata: { managedFields?: { manager: string }[] };
+          spec: unknown;
+        };
+        expect(plugin.spec).toEqual(consolePluginObject(namespace.name)['spec']);
+        expect(plugin.metadata.managedFields?.map((f) => f.manager)).toEqual([REGISTRATION_FIELD_MANAGER]);
+        // The grant covers that one name: the token can create no other ConsolePlugin.
+        const other = {
+          ...consolePluginObject(namespace.name),
+          metadata: { name: uniqueName('other-plugin') },
+        };
+        const refused = new ResourceClient<KubeObject>(new KubeClient(asPod), ConsolePlugins).apply(
+          other as unknown as KubeObject,
+          { fieldManager: REGISTRATION_FIELD_MANAGER, force: true },
+        );
+        await expect(refused).rejects.toMatchObject({ statusCode: 403 });
+      } finally {
+        await plugins.delete({ name: CONSOLE_PLUGIN_NAME }).catch(() => undefined);
+        for (const object of grants.filter((o) => o.kind !== 'ServiceAccount'))
+          await new ResourceClient<KubeObject>(client, types[object.kind] as ResourceType)
+            .delete({ name: object.metadata.name })
+            .catch(() => undefined);
       }
     });
 
