@@ -89,6 +89,7 @@ interface Pod {
     phase?: string;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
     containerStatuses?: { name: string; ready: boolean; restartCount: number }[];
+    initContainerStatuses?: { name: string; state?: { terminated?: { exitCode: number } } }[];
   };
 }
 
@@ -876,6 +877,19 @@ if (isRoot) {
           pod.metadata.name,
         ).toBe(true);
       }
+      // The console plugin's pods ran their init container (`tessera console-plugin register`) to success: with no
+      // ConsolePlugin API here, it found nothing to register, and the server started without its serving Secret.
+      const pluginPods = pods.filter(
+        (p) => p.metadata.labels?.['app.kubernetes.io/name'] === 'tessera-console-plugin',
+      );
+      expect(pluginPods.length).toBeGreaterThan(0);
+      for (const pod of pluginPods)
+        expect(pod.status?.initContainerStatuses, pod.metadata.name).toEqual([
+          expect.objectContaining({
+            name: 'register',
+            state: { terminated: expect.objectContaining({ exitCode: 0 }) },
+          }),
+        ]);
     }, 900_000);
   });
 } else {
