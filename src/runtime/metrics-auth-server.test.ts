@@ -40,11 +40,12 @@ describe('MetricsServer with --metrics-cert-dir', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  it('serves a self-signed certificate while the optional Secret volume is empty, then the mounted one', async () => {
+  /** A secure metrics server reading `--metrics-cert-dir` from a new, empty folder, closed after the test. */
+  function serverWithCertDir(
+    clock: FakeClock,
+    logs: string[] = [],
+  ): { server: MetricsServer; certDir: string } {
     const certDir = mkdtempSync(path.join(os.tmpdir(), 'metrics-cert-dir-'));
-    cleanups.push(() => rmSync(certDir, { recursive: true, force: true }));
-    const clock = new FakeClock();
-    const logs: string[] = [];
     const server = new MetricsServer({
       host: '127.0.0.1',
       port: 0,
@@ -55,8 +56,18 @@ describe('MetricsServer with --metrics-cert-dir', () => {
       clock,
       logger: recordingLogger(logs),
     });
+    cleanups.push(
+      () => rmSync(certDir, { recursive: true, force: true }),
+      () => server.close(),
+    );
+    return { server, certDir };
+  }
+
+  it('serves a self-signed certificate while the optional Secret volume is empty, then the mounted one', async () => {
+    const clock = new FakeClock();
+    const logs: string[] = [];
+    const { server, certDir } = serverWithCertDir(clock, logs);
     await server.listen();
-    cleanups.push(() => server.close());
 
     const before = await servedCertificate(server.port());
     expect(before.commonName).toBe('localhost');
@@ -79,19 +90,9 @@ describe('MetricsServer with --metrics-cert-dir', () => {
   });
 
   it('refuses to start on files that exist but are not a certificate pair: a broken Secret, not a missing one', async () => {
-    const certDir = mkdtempSync(path.join(os.tmpdir(), 'metrics-cert-dir-'));
-    cleanups.push(() => rmSync(certDir, { recursive: true, force: true }));
+    const { server, certDir } = serverWithCertDir(new FakeClock());
     writeFileSync(path.join(certDir, 'tls.crt'), 'not a certificate');
     writeFileSync(path.join(certDir, 'tls.key'), 'not a key');
-    const server = new MetricsServer({
-      host: '127.0.0.1',
-      port: 0,
-      registry: new Registry(),
-      secure: true,
-      certDir,
-      clock: new FakeClock(),
-    });
-    cleanups.push(() => server.close());
     await expect(server.listen()).rejects.toMatchObject({ code: 'TESSERA_CERTIFICATE' });
   });
 });

@@ -42,6 +42,22 @@ async function writePair(dir: string): Promise<string> {
   return cert.caPem;
 }
 
+/**
+ * Whether the server comes to serve a certificate `ca` verifies. The watcher re-reads on file notifications (or its
+ * poll); each attempt asks it to re-read now, so this waits for the observed state, not for time.
+ */
+async function servedWith(server: ConsolePluginServer, port: number, ca: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    await server.checkCertificates();
+    const ok = await request(port, ca, '/plugin-manifest.json').then(
+      (a) => a.status === 200,
+      () => false,
+    );
+    if (ok) return true;
+  }
+  return false;
+}
+
 describe('console plugin HTTPS server', () => {
   let root: string;
   let pluginDir: string;
@@ -110,16 +126,7 @@ describe('console plugin HTTPS server', () => {
 
   it('serves a rotated certificate once the mounted files change', async () => {
     const rotatedCa = await writePair(certDir);
-    // The watcher re-reads on file notifications (or its poll): wait for the new certificate to be served.
-    let served = false;
-    for (let attempt = 0; attempt < 600 && !served; attempt++) {
-      await server.checkCertificates();
-      served = await request(port, rotatedCa, '/plugin-manifest.json').then(
-        (a) => a.status === 200,
-        () => false,
-      );
-    }
-    expect(served).toBe(true);
+    expect(await servedWith(server, port, rotatedCa)).toBe(true);
     // The old certificate is no longer served.
     await expect(request(port, ca, '/plugin-manifest.json')).rejects.toThrow();
   });
@@ -138,15 +145,7 @@ describe('console plugin HTTPS server', () => {
       const mountedCa = await writePair(laterCertDir);
       // Before the watcher reads the files, the CA of the mounted pair does not verify what is served.
       await expect(request(earlyPort, mountedCa, '/plugin-manifest.json')).rejects.toThrow();
-      let served = false;
-      for (let attempt = 0; attempt < 600 && !served; attempt++) {
-        await early.checkCertificates();
-        served = await request(earlyPort, mountedCa, '/plugin-manifest.json').then(
-          (a) => a.status === 200,
-          () => false,
-        );
-      }
-      expect(served).toBe(true);
+      expect(await servedWith(early, earlyPort, mountedCa)).toBe(true);
     } finally {
       await early.close();
     }
