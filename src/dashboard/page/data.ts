@@ -1,5 +1,5 @@
-// The page's data: one EventSource on the server's change stream, and a fetch of a view's JSON whenever the
-// stream says it changed (or its page parameters change). The page never polls; the server never sends more than
+// The page's data: one EventSource on the server's change stream, and a fetch of a view's JSON at once and whenever
+// the stream says it changed (or its page parameters change). The page never polls; the server never sends more than
 // a page of rows per answer.
 import { useEffect, useRef, useState } from 'react';
 import type { ChangeNotice, ViewName } from '../view-types.js';
@@ -34,28 +34,90 @@ export interface Fetched<T> {
   readonly error: string | undefined;
 }
 
-/** GET `url` again whenever `revision` or `url` changes; the newest answer wins. */
+/** One answer of a view fetch: its data, or why there is none (the page keeps the last good data beside it). */
+export type FetchAnswer<T> = { readonly data: T } | { readonly error: string };
+
+/** GETs `url` as JSON: its data, or the server's refusal (status and text); rejects only when no answer came. */
+export type FetchJson = (url: string, signal: AbortSignal) => Promise<FetchAnswer<unknown>>;
+
+const fetchJson: FetchJson = async (url, signal) => {
+  const res = await fetch(url, { signal, headers: { accept: 'application/json' } });
+  if (!res.ok) return { error: `${res.status} ${await res.text()}` };
+  return { data: (await res.json()) as unknown };
+};
+
+/**
+ * Keeps one view current from change notices: at most one request in flight, never cancelled for a newer revision.
+ * Cancelling would starve the page while changes keep coming (a rollout announces one every coalescing interval,
+ * often sooner than an answer arrives under load): every answer would be dropped for the next and nothing shown.
+ * Instead the answer in flight is shown, then one request catches up with the newest revision announced meanwhile.
+ */
+export class ViewFetcher<T> {
+  private wanted: number;
+  private running = false;
+  private readonly controller = new AbortController();
+
+  /**
+   * Fetches at once, for `revision`: the latest the change stream announced, or -1 before its first notice (which
+   * then only says whether to fetch again).
+   */
+  constructor(
+    private readonly url: string,
+    revision: number,
+    private readonly onAnswer: (answer: FetchAnswer<T>) => void,
+    private readonly get: FetchJson = fetchJson,
+  ) {
+    this.wanted = revision;
+    void this.run();
+  }
+
+  /** The change stream announced `revision`: fetch unless a request for it (or a newer one) was already made. */
+  want(revision: number): void {
+    if (revision <= this.wanted || this.controller.signal.aborted) return;
+    this.wanted = revision;
+    if (!this.running) void this.run();
+  }
+
+  /** The view or its page parameters changed, or the page closed: drop the request in flight. */
+  close(): void {
+    this.controller.abort();
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    const { signal } = this.controller;
+    for (;;) {
+      const asked = this.wanted;
+      let answer: FetchAnswer<T>;
+      try {
+        answer = (await this.get(this.url, signal)) as FetchAnswer<T>;
+      } catch (err) {
+        answer = { error: err instanceof Error ? err.message : String(err) };
+      }
+      if (signal.aborted) break;
+      this.onAnswer(answer);
+      if (this.wanted === asked) break;
+    }
+    this.running = false;
+  }
+}
+
+/** GET `url` at once and again whenever `revision` advances (see ViewFetcher); a new `url` starts over. */
 export function useFetched<T>(url: string, revision: number): Fetched<T> {
   const [state, setState] = useState<Fetched<T>>({ data: undefined, error: undefined });
-  const latest = useRef(0);
+  const fetcher = useRef<ViewFetcher<T> | undefined>(undefined);
+  const latestRevision = useRef(revision);
+  latestRevision.current = revision;
   useEffect(() => {
-    if (revision < 0) return;
-    const id = ++latest.current;
-    const controller = new AbortController();
-    const current = (): boolean => !controller.signal.aborted && id === latest.current;
-    // Keeps the last good data on a failure, with the reason beside it.
-    const failed = (reason: string): void => {
-      if (current()) setState((prev) => ({ data: prev.data, error: reason }));
-    };
-    fetch(url, { signal: controller.signal, headers: { accept: 'application/json' } })
-      .then(async (res) => {
-        if (!res.ok) return failed(`${res.status} ${await res.text()}`);
-        const data = (await res.json()) as T;
-        if (current()) setState({ data, error: undefined });
-      })
-      .catch((err: unknown) => failed(err instanceof Error ? err.message : String(err)));
-    return () => controller.abort();
-  }, [url, revision]);
+    const current = new ViewFetcher<T>(url, latestRevision.current, (answer) =>
+      setState((prev) =>
+        'data' in answer ? { data: answer.data, error: undefined } : { data: prev.data, error: answer.error },
+      ),
+    );
+    fetcher.current = current;
+    return () => current.close();
+  }, [url]);
+  useEffect(() => fetcher.current?.want(revision), [revision]);
   return state;
 }
 
