@@ -95,7 +95,7 @@ export function PlacementView({
         </StackItem>
       ) : null}
       <StackItem>
-        <TitledCard title="Gated now">
+        <TitledCard title="Gated now" long>
           <p data-testid="gated-summary">
             {view.gated.count === 0
               ? 'No pod is waiting for image inspection.'
@@ -133,7 +133,7 @@ export function PlacementView({
         </TitledCard>
       </StackItem>
       <StackItem>
-        <TitledCard title="Placements by architecture">
+        <TitledCard title="Placements by architecture" long>
           {view.architectures.length === 0 ? (
             <p>No pod runs on a node yet.</p>
           ) : (

@@ -120,7 +120,7 @@ export function UpdateView({ view, onNodesPage, onInsightsPage }: UpdateViewProp
         </TitledCard>
       </StackItem>
       <StackItem>
-        <TitledCard title="Nodes by phase">
+        <TitledCard title="Nodes by phase" long>
           <Stack hasGutter>
             {view.nodeGroups.map((g) => (
               <StackItem key={g.pool}>
@@ -131,7 +131,7 @@ export function UpdateView({ view, onNodesPage, onInsightsPage }: UpdateViewProp
         </TitledCard>
       </StackItem>
       <StackItem>
-        <TitledCard title="Update health">
+        <TitledCard title="Update health" long>
           <Table aria-label="Update health insights" variant="compact" data-testid="insights">
             <Thead>
               <Tr>

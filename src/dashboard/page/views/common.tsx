@@ -5,9 +5,22 @@ import type { ReactNode } from 'react';
 import type { Page, Unavailable } from '../../view-types.js';
 
 /** One titled card of a view: its heading (h3, under the tab's), then its content. */
-export function TitledCard({ title, children }: { title: ReactNode; children: ReactNode }) {
+/**
+ * A card with a title. `long`: a card that holds many rows, usually below the fold: the browser skips its style,
+ * layout and paint until it scrolls near (CSS content-visibility), which is most of a first paint's cost with
+ * thousands of nodes; its rows stay in the DOM, for search and assistive technology.
+ */
+export function TitledCard({
+  title,
+  children,
+  long,
+}: {
+  title: ReactNode;
+  children: ReactNode;
+  long?: boolean;
+}) {
   return (
-    <Card>
+    <Card className={long ? 'tessera-long' : undefined}>
       <CardTitle component="h3">{title}</CardTitle>
       <CardBody>{children}</CardBody>
     </Card>
