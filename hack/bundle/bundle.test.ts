@@ -113,7 +113,7 @@ describe('OLM bundle', () => {
         apiGroups: ['console.openshift.io'],
         resources: ['consoleplugins'],
         resourceNames: ['tessera-console-plugin'],
-        verbs: ['get', 'patch', 'create'],
+        verbs: ['patch', 'create'],
       },
     ]);
     expect(csv.spec.install.spec.permissions.map((p) => p.serviceAccountName)).not.toContain('tessera-console-plugin');

@@ -108,7 +108,8 @@ export const BUNDLE_METADATA: CsvMetadata = {
     'Before you uninstall, delete every PodPlacementConfig and then the ClusterPodPlacementConfig "cluster" while ' +
     'the operator still runs: it removes its webhook and releases every pod it gated, and the delete returns when ' +
     'none is left. Pods still gated when the operator is gone stay Pending until released with ' +
-    '`tessera podplacement release -A`.',
+    '`tessera podplacement release -A`. The console plugin\'s ConsolePlugin, which its pods created, stays: remove ' +
+    'it from the console operator\'s plugins and delete it with `oc delete consoleplugin tessera-console-plugin`.',
   // The ClusterPodPlacementConfig's finalizer, which releases the gated pods, needs the running operator. Deleted
   // by the console in the same step that removes the operator, the config could be left Terminating with pods
   // still gated; without the box the admin deletes it first, as the uninstall message says.

@@ -67,7 +67,7 @@ export class ConsolePluginRegistrationError extends DashboardError {
   constructor(plugin: string, role: string, cause: ApiStatusError) {
     const hint =
       cause.statusCode === 403
-        ? `grant this service account ClusterRole ${role} (get, patch and create on consoleplugins named ${plugin}), as the OLM bundle does`
+        ? `grant this service account ClusterRole ${role} (patch and create on consoleplugins named ${plugin}), as the OLM bundle does`
         : 'check the API server and the ConsolePlugin API (console.openshift.io/v1)';
     super(
       'TESSERA_DASHBOARD_CONSOLE_PLUGIN_REGISTRATION',

@@ -95,4 +95,19 @@ describe('MetricsServer with --metrics-cert-dir', () => {
     writeFileSync(path.join(certDir, 'tls.key'), 'not a key');
     await expect(server.listen()).rejects.toMatchObject({ code: 'TESSERA_CERTIFICATE' });
   });
+
+  it('refuses to start when --metrics-cert-dir does not exist: a wrong flag, not a Secret still to come', async () => {
+    const server = new MetricsServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: new Registry(),
+      secure: true,
+      certDir: path.join(os.tmpdir(), 'tessera-no-such-cert-dir', 'tls'),
+      clock: new FakeClock(),
+    });
+    cleanups.push(() => server.close());
+    const failure = server.listen();
+    await expect(failure).rejects.toMatchObject({ code: 'TESSERA_CERTIFICATE' });
+    await expect(failure).rejects.toThrow(/cannot read the certificate folder/);
+  });
 });

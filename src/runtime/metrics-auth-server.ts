@@ -64,8 +64,10 @@ export class MetricsServer {
       connectionsCheckingInterval: PROBE_LIMITS.timeoutCheckIntervalMs,
     };
     let server: http.Server | https.Server;
+    let initialCert: string | undefined;
     if (this.options.secure) {
       const pair = await this.initialKeyPair();
+      initialCert = pair.certPem;
       server = https.createServer(
         {
           ...timeouts,
@@ -87,6 +89,10 @@ export class MetricsServer {
       onRefused: (event) => this.logger.debug({ remote: event.remoteAddress }, 'metrics connection refused'),
     }).attach(server);
     this.server = server;
+    // Files that appeared while the server was being created were announced before it existed.
+    const latest = this.certWatcher?.latest();
+    if (server instanceof https.Server && latest && latest.certPem !== initialCert)
+      server.setSecureContext({ cert: latest.certPem, key: latest.keyPem, minVersion: TLS_MIN_VERSION });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.options.port, this.options.host, () => {

@@ -123,14 +123,14 @@ describe('console plugin manifests', () => {
       expect(pod.containers[0].volumeMounts.map((m: Any) => m.name)).not.toContain(tokenMount.name);
     });
 
-    it('grants the service account get, patch and create on that one ConsolePlugin, and egress to the API server', () => {
+    it('grants the service account patch and create on that one ConsolePlugin, and egress to the API server', () => {
       const role = byKind(bundled, 'ClusterRole');
       expect(role['rules']).toEqual([
         {
           apiGroups: ['console.openshift.io'],
           resources: ['consoleplugins'],
           resourceNames: [CONSOLE_PLUGIN_NAME],
-          verbs: ['get', 'patch', 'create'],
+          verbs: ['patch', 'create'],
         },
       ]);
       const binding = byKind(bundled, 'ClusterRoleBinding');

@@ -193,7 +193,8 @@ export function consolePluginManifests(options: ConsolePluginManifestOptions): M
           },
         ],
         // The server calls nothing; the init container that registers the plugin calls only the API server (its
-        // address is the cluster's: any host, on the API server's ports).
+        // address is the cluster's: any host, on the API server's ports). A NetworkPolicy selects pods, not
+        // containers, so the server may reach those ports too; it holds no token to use there.
         ...(registersItself
           ? {
               egress: [
@@ -261,8 +262,8 @@ function registrationTokenVolume(): Record<string, unknown> {
 }
 
 /**
- * Applying the one ConsolePlugin by name: server-side apply is a PATCH (get and patch can be limited to the name),
- * and the API server also checks `create` when that PATCH creates the object.
+ * Applying the one ConsolePlugin by name: server-side apply is a PATCH (limited to the name), and the API server
+ * also checks `create`, with the object's name, when that PATCH creates the object. No `get`: nothing reads it.
  */
 function registrationRbac(namespace: string): Manifest[] {
   return [
@@ -275,7 +276,7 @@ function registrationRbac(namespace: string): Manifest[] {
           apiGroups: ['console.openshift.io'],
           resources: ['consoleplugins'],
           resourceNames: [CONSOLE_PLUGIN_NAME],
-          verbs: ['get', 'patch', 'create'],
+          verbs: ['patch', 'create'],
         },
       ],
     },

@@ -28,6 +28,7 @@ export type RegistrationResult =
 
 /** Whether the API server serves console.openshift.io/v1 consoleplugins (the OpenShift console's API). */
 async function consolePluginsServed(client: KubeClient, signal?: AbortSignal): Promise<boolean> {
+  // Discovery of console.openshift.io/v1 (any authenticated user may read it; a 404 means no console API).
   try {
     const list = await client.request<{ resources?: { name?: string }[] }>({
       method: 'GET',
@@ -51,9 +52,9 @@ export async function registerConsolePlugin(
   namespace: string,
   signal?: AbortSignal,
 ): Promise<RegistrationResult> {
-  if (!(await consolePluginsServed(client, signal))) return { outcome: 'api-not-served' };
   const plugin = consolePluginObject(namespace);
   try {
+    if (!(await consolePluginsServed(client, signal))) return { outcome: 'api-not-served' };
     await new ResourceClient<KubeObject>(client, ConsolePlugins).apply(plugin as unknown as KubeObject, {
       fieldManager: REGISTRATION_FIELD_MANAGER,
       force: true,

@@ -142,9 +142,12 @@ describe('console plugin HTTPS server', () => {
     });
     const earlyPort = await early.start();
     try {
-      const mountedCa = await writePair(laterCertDir);
-      // Before the watcher reads the files, the CA of the mounted pair does not verify what is served.
-      await expect(request(earlyPort, mountedCa, '/plugin-manifest.json')).rejects.toThrow();
+      // Until the Secret's files appear, what is served is self-signed: a client trusting the issuing CA refuses it.
+      const mounted = await generateDevCertificate({ dnsNames: [SERVICE_DNS] });
+      await expect(request(earlyPort, mounted.caPem, '/plugin-manifest.json')).rejects.toThrow();
+      await writeFile(path.join(laterCertDir, 'tls.key'), mounted.keyPem);
+      await writeFile(path.join(laterCertDir, 'tls.crt'), mounted.certPem);
+      const mountedCa = mounted.caPem;
       expect(await servedWith(early, earlyPort, mountedCa)).toBe(true);
     } finally {
       await early.close();

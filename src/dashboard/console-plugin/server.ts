@@ -143,6 +143,10 @@ export class ConsolePluginServer {
     server.keepAliveTimeout = 5_000;
     server.maxConnections = 512;
     this.server = server;
+    // Files that appeared while the server was being created were announced before it existed.
+    const latest = this.certificates.latest();
+    if (latest && latest.certPem !== pair.certPem)
+      server.setSecureContext({ cert: latest.certPem, key: latest.keyPem, minVersion: 'TLSv1.2' });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.options.port, this.options.host, () => {

@@ -71,10 +71,20 @@ describe('ViewFetcher', () => {
     const fetcher = new ViewFetcher<string>('/api/views/placement', 4, () => undefined, http.get);
     expect(http.requests()).toBe(1);
     fetcher.want(4);
-    fetcher.want(3);
-    fetcher.want(-1);
     await http.answer('x');
+    fetcher.want(4);
     expect(http.requests()).toBe(1);
+  });
+
+  it('fetches again when a restarted server counts its revisions from 0 again', async () => {
+    const http = controlledFetch();
+    const shown: FetchAnswer<string>[] = [];
+    const fetcher = new ViewFetcher<string>('/api/views/update', 41, (a) => shown.push(a), http.get);
+    await http.answer('before the restart');
+    fetcher.want(0);
+    expect(http.requests()).toBe(2);
+    await http.answer('after the restart');
+    expect(shown).toEqual([{ data: 'before the restart' }, { data: 'after the restart' }]);
   });
 
   it('passes a refusal or a lost connection on (the page keeps its last data beside it), and goes on', async () => {

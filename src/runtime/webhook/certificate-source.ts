@@ -41,6 +41,7 @@ export interface FileCertificateOptions {
 /** Watches a cert/key file pair; calls `onChange` with each new valid pair. */
 export class FileCertificateWatcher {
   private fingerprint = '';
+  private latestPair: KeyPair | undefined;
   private timer: Timer | undefined;
   private watcher: FSWatcher | undefined;
   private stopped = false;
@@ -56,17 +57,33 @@ export class FileCertificateWatcher {
     const pair = await this.read();
     validateKeyPair(pair);
     this.fingerprint = pair.certPem + pair.keyPem;
+    this.latestPair = pair;
     this.watch();
     return pair;
+  }
+
+  /**
+   * The newest valid pair read so far. A server created after startOrWait() resolved uses it: files that appeared
+   * meanwhile were announced to `onChange` before that server existed.
+   */
+  latest(): KeyPair | undefined {
+    return this.latestPair;
   }
 
   /**
    * Like start(), but files that do not exist yet are no error: returns undefined and keeps watching, calling
    * `onChange` once a valid pair appears. For an optional Secret volume, which the kubelet fills only once the Secret
    * exists (OpenShift's service CA creates it; other clusters may never do). Files that exist but are unusable still
-   * throw: that is a broken Secret, not a missing one.
+   * throw: that is a broken Secret, not a missing one; so does a folder that does not exist (the kubelet creates an
+   * optional volume's folder even without its Secret, so a missing one is a wrong flag).
    */
   async startOrWait(): Promise<KeyPair | undefined> {
+    const dir = path.dirname(this.options.certFile);
+    try {
+      await stat(dir);
+    } catch (err) {
+      throw new CertificateError(`cannot read the certificate folder ${dir}: ${errorMessage(err)}`, err);
+    }
     try {
       await Promise.all([stat(this.options.certFile), stat(this.options.keyFile)]);
     } catch (err) {
@@ -135,6 +152,7 @@ export class FileCertificateWatcher {
       return;
     }
     this.fingerprint = fingerprint;
+    this.latestPair = pair;
     this.onChange(pair);
     this.options.logger.info({ certFile: this.options.certFile }, 'serving certificate loaded from files');
   }
