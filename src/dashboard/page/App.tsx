@@ -1,13 +1,15 @@
 // The standalone dashboard: the shared view tabs (views/DashboardTabs.tsx), fed by the server's change stream. The
 // console plugin (src/dashboard/console-plugin) renders the same tabs with data it watches through the console.
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { Alert, Label, PageSection, Title, Flex, FlexItem } from '@patternfly/react-core';
-import type {
-  NodePoolView as NodePoolViewData,
-  PlacementView as PlacementViewData,
-  PodExplanation,
-  UpdateView as UpdateViewData,
-  ViewResponse,
+import {
+  VIEW_NAMES,
+  type NodePoolView as NodePoolViewData,
+  type PlacementView as PlacementViewData,
+  type PodExplanation,
+  type UpdateView as UpdateViewData,
+  type ViewName,
+  type ViewResponse,
 } from '../view-types.js';
 import { query, useChangeStream, useFetched } from './data.js';
 import { DashboardTabs, type ExplanationState, type PageParams } from './views/DashboardTabs.js';
@@ -18,6 +20,13 @@ export function App() {
   const [placementParams, setPlacementParams] = useState<PageParams>({});
   const [nodePoolParams, setNodePoolParams] = useState<PageParams>({});
   const [explanation, setExplanation] = useState<ExplanationState | undefined>(undefined);
+  // The view shown is the URL's fragment (#update, #placement, #nodepools): a view can be linked and bookmarked.
+  const [tab, setTab] = useState<ViewName>(() => tabFromFragment(window.location.hash));
+  useEffect(() => {
+    const follow = (): void => setTab(tabFromFragment(window.location.hash));
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
 
   const update = useFetched<ViewResponse<UpdateViewData>>(
     `/api/views/update${query(updateParams)}`,
@@ -79,8 +88,19 @@ export function App() {
           explanation={explanation}
           onExplain={explain}
           onCloseExplanation={() => setExplanation(undefined)}
+          tab={tab}
+          onTabChange={(next) => {
+            setTab(next);
+            window.history.replaceState(null, '', `#${next}`);
+          }}
         />
       </PageSection>
     </main>
   );
+}
+
+/** The view a link names (`#placement`, `#nodepools`, `#update`); anything else: the Update view. */
+export function tabFromFragment(fragment: string): ViewName {
+  const name = fragment.replace(/^#/, '');
+  return (VIEW_NAMES as readonly string[]).includes(name) ? (name as ViewName) : 'update';
 }

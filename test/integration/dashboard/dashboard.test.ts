@@ -386,6 +386,21 @@ describe('tessera dashboard in a browser', () => {
     }
     await page.getByTestId('nodepool-clusters-workers').waitFor();
   });
+
+  it('opens the view a link names (#placement) and names the shown view in the address, to copy', async () => {
+    await page.goto(`http://localhost:${port}/#placement`);
+    await expect
+      .poll(() => page.getByRole('tab', { name: 'Pod placement' }).getAttribute('aria-selected'))
+      .toBe('true');
+    await page.getByTestId('gated-summary').waitFor();
+    await page.getByRole('tab', { name: 'NodePools' }).click();
+    await expect.poll(() => new URL(page.url()).hash).toBe('#nodepools');
+    // Anything else in the fragment opens the Update view.
+    await page.goto(`http://localhost:${port}/#<script>`);
+    await expect
+      .poll(() => page.getByRole('tab', { name: 'Update' }).getAttribute('aria-selected'))
+      .toBe('true');
+  });
   it('`tessera dashboard --port 0` prints its URL, serves the cluster read-only, and stops on SIGTERM', async () => {
     const child = spawn(
       process.execPath,

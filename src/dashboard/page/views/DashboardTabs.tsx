@@ -42,6 +42,13 @@ export interface DashboardTabsProps {
   readonly explanation: ExplanationState | undefined;
   readonly onExplain: (namespace: string, name: string) => void;
   readonly onCloseExplanation: () => void;
+  /**
+   * The tab shown, when the caller keeps it (the standalone page: from the URL's fragment, so a view can be linked);
+   * otherwise the component keeps it, starting with update.
+   */
+  readonly tab?: ViewName;
+  /** Told of every tab the user selects. */
+  readonly onTabChange?: (tab: ViewName) => void;
 }
 
 function ViewState<V>({
@@ -65,12 +72,16 @@ function ViewState<V>({
 }
 
 export function DashboardTabs(props: DashboardTabsProps) {
-  const [tab, setTab] = useState<ViewName>('update');
+  const [ownTab, setOwnTab] = useState<ViewName>('update');
+  const tab = props.tab ?? ownTab;
   const { setUpdateParams, setPlacementParams, setNodePoolParams } = props;
   return (
     <Tabs
       activeKey={tab}
-      onSelect={(_e, key) => setTab(key as ViewName)}
+      onSelect={(_e, key) => {
+        setOwnTab(key as ViewName);
+        props.onTabChange?.(key as ViewName);
+      }}
       aria-label="Dashboard views"
       mountOnEnter
     >
