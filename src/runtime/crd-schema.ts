@@ -6,6 +6,7 @@
 // Pure: nothing here touches the file system or the network, and it loads no third-party module.
 import { TesseraError } from './errors.js';
 import { isRecord } from './json.js';
+import type { ResourceType } from './resources.js';
 
 /** A JSON value as written into a CRD. */
 export type CrdJson = string | number | boolean | null | CrdJson[] | { [key: string]: CrdJson };
@@ -185,4 +186,46 @@ function reorder(node: CrdJsonObject, keyOrder: CrdKeyOrder): CrdJsonObject {
   const out: CrdJsonObject = {};
   for (const key of keys) out[key] = node[key] as CrdJson;
   return out;
+}
+
+export interface StandInCrdOptions {
+  /** The version's openAPIV3Schema. */
+  readonly schema: CrdJsonObject;
+  /** Serve a status subresource. Default: no. */
+  readonly statusSubresource?: boolean;
+  readonly annotations?: Record<string, string>;
+}
+
+/**
+ * A development stand-in CRD for another project's kind (OpenShift's, which a plain kube-apiserver does not serve):
+ * one served and stored version, named and scoped as `type` says.
+ */
+export function standInCrd(type: ResourceType, options: StandInCrdOptions): CrdJsonObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${type.plural}.${type.group}`,
+      ...(options.annotations ? { annotations: { ...options.annotations } } : {}),
+    },
+    spec: {
+      group: type.group,
+      names: {
+        kind: type.kind,
+        listKind: `${type.kind}List`,
+        plural: type.plural,
+        singular: type.kind.toLowerCase(),
+      },
+      scope: type.namespaced ? 'Namespaced' : 'Cluster',
+      versions: [
+        {
+          name: type.version,
+          served: true,
+          storage: true,
+          ...(options.statusSubresource ? { subresources: { status: {} } } : {}),
+          schema: { openAPIV3Schema: options.schema },
+        },
+      ],
+    },
+  };
 }

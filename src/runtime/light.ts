@@ -25,11 +25,13 @@ export {
 export { isRecord } from './json.js';
 export {
   CrdSchemaError,
+  standInCrd,
   toCrdJson,
   toStructuralSchema,
   type CrdJson,
   type CrdJsonObject,
   type CrdKeyOrder,
+  type StandInCrdOptions,
   type StructuralSchemaOptions,
 } from './crd-schema.js';
 export type { GeneratedFile } from './generated-file.js';

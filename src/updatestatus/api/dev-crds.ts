@@ -4,6 +4,7 @@
 // created as they are. Real OpenShift clusters bring their own.
 import {
   applyCrds,
+  standInCrd,
   type Clock,
   type KubeClient,
   type KubeObject,
@@ -43,34 +44,11 @@ export const OPENSHIFT_INPUT_TYPES = [
   Routes,
 ] as const;
 
-function devCrd(type: ResourceType): KubeObject & Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: {
-      name: `${type.plural}.${type.group}`,
-      annotations: { 'tessera.dev/purpose': 'development stand-in' },
-    },
-    spec: {
-      group: type.group,
-      names: {
-        kind: type.kind,
-        listKind: `${type.kind}List`,
-        plural: type.plural,
-        singular: type.kind.toLowerCase(),
-      },
-      scope: type.namespaced ? 'Namespaced' : 'Cluster',
-      versions: [
-        {
-          name: type.version,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  };
-}
+const devCrd = (type: ResourceType): KubeObject =>
+  standInCrd(type, {
+    schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    annotations: { 'tessera.dev/purpose': 'development stand-in' },
+  }) as unknown as KubeObject;
 
 /** Applies the stand-in CRDs and waits until all are served. */
 export async function installOpenShiftDevCrds(
