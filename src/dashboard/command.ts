@@ -4,7 +4,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient, loadKubeConfig, type Logger, silentLogger } from '../runtime/index.js';
+import { KubeClient, loadKubeConfig, type Logger, silentLogger, waitForAbort } from '../runtime/index.js';
 import { ListenError } from './errors.js';
 import { LiveDashboardData } from './live-data.js';
 import { DashboardServer } from './server.js';
@@ -72,10 +72,7 @@ export async function serveDashboard(opts: ServeDashboardOptions): Promise<void>
     });
     const running = data.start(informers.signal);
     opts.onListening(url, client.server);
-    await new Promise<void>((resolve) => {
-      if (opts.signal.aborted) resolve();
-      else opts.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await waitForAbort(opts.signal);
     informers.abort();
     await running;
   } finally {

@@ -22,6 +22,7 @@ import {
   type Logger,
   type Runnable,
   errorMessage,
+  waitForAbort,
 } from '../runtime/index.js';
 import { ApiStatusError, InvalidArgumentError } from '../runtime/light.js';
 import { SCHEDULING_GATE } from './constants.js';
@@ -115,8 +116,7 @@ export class InspectionBreaker implements Runnable {
     } finally {
       this.markLoaded();
     }
-    if (!signal.aborted)
-      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await waitForAbort(signal);
     await this.stop();
   }
 

@@ -35,6 +35,8 @@ export {
   ConfigMaps,
   Secrets,
   CoreEvents,
+  Services,
+  EndpointSlices,
   Events,
   Leases,
   MutatingWebhookConfigurations,
@@ -141,7 +143,7 @@ export {
 export { Controller, type ControllerOptions, type Reconciler, type WatchPredicate } from './controller.js';
 export { OwnWrites } from './own-writes.js';
 export { decideRequeue, type ReconcileResult, type QueueAction } from './requeue-policy.js';
-export type { Runnable, StartupStep } from './runnable.js';
+export { waitForAbort, type Runnable, type StartupStep } from './runnable.js';
 export { Trigger, type TriggerSource } from './trigger.js';
 export { runTogether } from './run-together.js';
 export {

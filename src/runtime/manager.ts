@@ -22,7 +22,7 @@ import { MetricsAuthFilter } from './metrics-auth-filter.js';
 import type { MetricsAuthLimits } from './metrics-auth.js';
 import { MetricsServer } from './metrics-auth-server.js';
 import { ProbeServer, type Check } from './probe-server.js';
-import type { Runnable, StartupStep } from './runnable.js';
+import { waitForAbort, type Runnable, type StartupStep } from './runnable.js';
 import type { WorkQueueMetricsProvider } from './workqueue/metrics.js';
 import { prometheusWorkQueueMetrics } from './workqueue/prometheus-metrics.js';
 
@@ -386,10 +386,7 @@ export class Manager {
           startAll(leaders, leaderWork.signal, leaderRunning);
         }
       }
-      await new Promise<void>((resolve) => {
-        if (stop.signal.aborted) resolve();
-        else stop.signal.addEventListener('abort', () => resolve(), { once: true });
-      });
+      await waitForAbort(stop.signal);
 
       // Graceful shutdown, in reverse start order.
       this.shuttingDown = true;

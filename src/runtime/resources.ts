@@ -51,6 +51,14 @@ export const Namespaces = core('namespaces', 'Namespace', false);
 export const ConfigMaps = core('configmaps', 'ConfigMap', true);
 export const Secrets = core('secrets', 'Secret', true);
 export const CoreEvents = core('events', 'Event', true);
+export const Services = core('services', 'Service', true);
+export const EndpointSlices: ResourceType = {
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  plural: 'endpointslices',
+  kind: 'EndpointSlice',
+  namespaced: true,
+};
 export const Leases: ResourceType = {
   group: 'coordination.k8s.io',
   version: 'v1',

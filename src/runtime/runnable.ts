@@ -10,6 +10,13 @@ export interface Runnable {
   readonly name?: string;
 }
 
+/** Resolves once `signal` aborts (at once if it has): the wait at the heart of every Runnable's start(). */
+export function waitForAbort(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
+}
+
 /**
  * Work a Manager finishes before it starts any informer or runnable (Manager.addStartupStep), such as installing a
  * CRD that an informer lists: run() resolves when done and rejects to be retried.

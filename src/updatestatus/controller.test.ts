@@ -14,7 +14,7 @@ import { INFORMERS_REPORTING } from './api/aggregate.js';
 import {
   type UpdateStatusSources,
   type UpdateStatusWriter,
-  newUpdateStatusController,
+  createUpdateStatusControllerFromSources,
 } from './controller.js';
 import { ClusterOperators, ClusterVersions, MachineConfigPools, MachineConfigs } from './api/dev-crds.js';
 import type {
@@ -209,7 +209,7 @@ async function setup(step = WORKERS_START) {
     statuses: informer<Status>(UpdateStatuses),
   } satisfies UpdateStatusSources;
   const statuses = new MemoryStatuses((type, obj) => sources.statuses.apply(type, obj));
-  const { controller, stats } = newUpdateStatusController(sources, statuses, {
+  const { controller, stats } = createUpdateStatusControllerFromSources(sources, statuses, {
     minWriteIntervalMs: MIN_WRITE_MS,
     resyncMs: RESYNC_MS,
     clock,

@@ -7,7 +7,7 @@
 // observes the caches and the clock, and applies them.
 // `.status.conditions` says whether the controller could gather and interpret the data, not how the update goes.
 // The caller must install the UpdateStatus CRD first (api/install.ts) and run the informer factory
-// (newUpdateStatusController takes the informers and the writer directly, e.g. to test without a server).
+// (createUpdateStatusControllerFromSources takes the informers and the writer directly, e.g. to test without a server).
 import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import {
@@ -125,7 +125,7 @@ export type UpdateStatusWriter = Pick<
   'create' | 'get' | 'apply' | 'jsonPatch'
 >;
 
-/** Options for {@link newUpdateStatusController}: the controller's own, without where its data comes from. */
+/** Options for {@link createUpdateStatusControllerFromSources}: the controller's own, without where its data comes from. */
 export type UpdateStatusControllerTuning = Omit<UpdateStatusControllerOptions, 'client' | 'informers'>;
 
 /**
@@ -435,7 +435,7 @@ export function createUpdateStatusController(options: UpdateStatusControllerOpti
     ...clusterInputInformers(f),
     statuses: f.informerFor({ type: UpdateStatuses }),
   };
-  return newUpdateStatusController(
+  return createUpdateStatusControllerFromSources(
     sources,
     new ResourceClient<UpdateStatus & KubeObject>(options.client, UpdateStatuses),
     options,
@@ -446,7 +446,7 @@ export function createUpdateStatusController(options: UpdateStatusControllerOpti
  * Builds the controller (not started) on the given informers and writer; the caller starts the informers.
  * Every event of every source queues the one key `cluster`.
  */
-export function newUpdateStatusController(
+export function createUpdateStatusControllerFromSources(
   sources: UpdateStatusSources,
   writer: UpdateStatusWriter,
   options: UpdateStatusControllerTuning = {},

@@ -2,7 +2,7 @@
 // (manifests.ts) mounts the service CA's certificate at SERVING_CERT_DIR.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CertificateError, type Logger } from '../../runtime/index.js';
+import { CertificateError, type Logger, waitForAbort } from '../../runtime/index.js';
 import { ServingCertificateError } from '../errors.js';
 import { ConsolePluginServer } from './server.js';
 
@@ -39,10 +39,7 @@ export async function serveConsolePlugin(opts: ServeConsolePluginOptions): Promi
       throw err instanceof CertificateError ? new ServingCertificateError(opts.certDir, err) : err;
     });
     opts.out(`console plugin ${opts.pluginDir} served over HTTPS on port ${port}`);
-    await new Promise<void>((resolve) => {
-      if (opts.signal.aborted) resolve();
-      else opts.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await waitForAbort(opts.signal);
   } finally {
     await server.close();
   }

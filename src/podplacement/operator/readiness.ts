@@ -1,24 +1,16 @@
 // Readiness of both halves, as the cluster-config controller reports it (and /readyz for the webhook). Computed
 // synchronously from state set before any reconcile runs, so a restart never sees a spurious "not ready". A split
 // controller judges the webhook from its Service's EndpointSlices.
-import type {
-  KubeObject,
-  ResourceType,
-  Runnable,
-  SharedInformer,
-  SharedInformerFactory,
+import {
+  EndpointSlices,
+  type KubeObject,
+  type Runnable,
+  type SharedInformer,
+  type SharedInformerFactory,
+  waitForAbort,
 } from '../../runtime/index.js';
 import { MUTATING_WEBHOOK } from '../constants.js';
-import { waitForAbort } from './abort.js';
 import type { ConfigCaches } from './config-caches.js';
-
-const EndpointSlices: ResourceType = {
-  group: 'discovery.k8s.io',
-  version: 'v1',
-  plural: 'endpointslices',
-  kind: 'EndpointSlice',
-  namespaced: true,
-};
 
 export interface EndpointSlice extends KubeObject {
   endpoints?: { conditions?: { ready?: boolean } }[];

@@ -12,6 +12,7 @@ import {
   type KubeObject,
   type Logger,
   type Runnable,
+  waitForAbort,
 } from '../../runtime/index.js';
 import { VALIDATING_WEBHOOK } from '../constants.js';
 import {
@@ -20,7 +21,6 @@ import {
   type WebhookEndpoint,
   type WebhookTlsTrust,
 } from '../webhook-configurations.js';
-import { waitForAbort } from './abort.js';
 import { REGISTRATION_BACKOFF } from './options.js';
 
 /** Opens once the ValidatingWebhookConfiguration names this process (or at once when nobody manages it here). */

@@ -47,7 +47,7 @@ import {
   DEFAULT_WEBHOOK_PORT,
 } from '../listener-defaults.js';
 import { silentLogger, type Logger } from '../logging.js';
-import type { Runnable } from '../runnable.js';
+import { waitForAbort, type Runnable } from '../runnable.js';
 import {
   WebhookBadRequestError,
   admissionReviewResponse,
@@ -415,10 +415,7 @@ export class WebhookServer implements Runnable {
     }
     this.logger.info({ port: this.port() }, 'webhook server listening');
     this.resolveListening?.();
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await waitForAbort(signal);
     this.certWatcher?.stop();
     // From now on every answer says `connection: close` and idle keep-alive connections are closed as soon as
     // they go idle, so a clean stop does not wait for the API server to drop its pooled connections.
