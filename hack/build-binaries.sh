@@ -295,7 +295,8 @@ components() {
       "-X github.com/operator-framework/operator-lifecycle-manager/pkg/version.OLMVersion=$OLM_VERSION" \
       github.com/operator-framework/operator-lifecycle-manager/cmd/olm:olm \
       github.com/operator-framework/operator-lifecycle-manager/cmd/catalog:catalog \
-      github.com/operator-framework/operator-lifecycle-manager/util/cpb:cpb
+      github.com/operator-framework/operator-lifecycle-manager/util/cpb:cpb \
+      tessera.dev/hack/operator-framework/grpc-health-probe:grpc_health_probe
     # OLM's CRDs of the same release (its Helm chart's crds/), beside the binaries, for the OLM support module.
     crds="$cache/olm-$OLM_VERSION/crds"
     if extra_missing "olm $OLM_VERSION CRDs" "$crds/complete"; then

@@ -137,6 +137,13 @@ export function parseBindAddress(value: string): BindAddress | false {
   return { host: rawHost, port };
 }
 
+/** A listen address that cannot be turned off: parseBindAddress without `0`. */
+export function parseRequiredBindAddress(value: string): BindAddress {
+  const address = parseBindAddress(value);
+  if (address === false) throw new InvalidArgumentError('Expected host:port, :port or [ipv6]:port.');
+  return address;
+}
+
 /**
  * Registers `--metrics-bind-address`, `--metrics-secure` / `--no-metrics-secure` and `--metrics-cert-dir` on a
  * command that runs a Manager (the same three flags on every such command, as controller-runtime's). The action

@@ -54,6 +54,8 @@ export type BinaryName =
   | 'catalog'
   /** OLM's bundle copier, which its util image carries for bundle-unpack Jobs (real-node OLM test). */
   | 'cpb'
+  /** Our gRPC health probe (hack/operator-framework/grpc-health-probe), which catalog images carry for OLM's probes. */
+  | 'grpc-health-probe'
   | 'kubelet'
   | 'kube-proxy'
   | 'containerd'
@@ -97,6 +99,7 @@ const COMPONENT_OF: Readonly<Record<BinaryName, BuildComponent>> = {
   olm: 'olm',
   catalog: 'olm',
   cpb: 'olm',
+  'grpc-health-probe': 'olm',
   kubelet: 'kubernetes',
   'kube-proxy': 'kubernetes',
   containerd: 'containerd',
@@ -262,6 +265,7 @@ export function binaryPaths(
     olm: path.join(olm, 'olm'),
     catalog: path.join(olm, 'catalog'),
     cpb: path.join(olm, 'cpb'),
+    'grpc-health-probe': path.join(olm, 'grpc_health_probe'),
     kubelet: path.join(k8s, 'kubelet'),
     'kube-proxy': path.join(k8s, 'kube-proxy'),
     containerd: path.join(containerd, 'containerd'),

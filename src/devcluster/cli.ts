@@ -1,7 +1,7 @@
 // `tessera dev up|down|status|env`: the local control plane (`dev simulate-update` is the demo's, src/demo/cli.ts). Only commander is imported here; the
 // implementation loads when a command runs.
 import type { Command } from 'commander';
-import { parseCount, parsePositiveCount } from '../cli/flags.js';
+import { parseCount, parsePositiveCount, parseRequiredBindAddress } from '../cli/flags.js';
 
 const DEFAULT_NAME = 'tessera';
 
@@ -57,6 +57,38 @@ export function registerDevCommands(program: Command): Command {
       const { devEnv } = await import('./commands.js');
       await devEnv(opts);
     });
+
+  // Started by `dev up --real-nodes` as a process of the cluster's own (./cluster-dns.ts); not for people to run.
+  dev
+    .command('cluster-dns', { hidden: true })
+    .description(
+      "serve a real-node cluster's DNS: its Services' names, others forwarded to this machine's resolver",
+    )
+    .requiredOption('--kubeconfig <path>', 'kubeconfig with read access to Services and EndpointSlices')
+    .requiredOption('--listen <host:port>', 'UDP and TCP address to serve on', parseRequiredBindAddress)
+    .option('--cluster-domain <domain>', 'the cluster domain (default: cluster.local)')
+    .action(
+      async (
+        opts: { kubeconfig: string; listen: { host: string; port: number }; clusterDomain?: string },
+        command: Command,
+      ) => {
+        const [{ serveClusterDns }, { commandLogger }] = await Promise.all([
+          import('./cluster-dns.js'),
+          import('../cli/logging.js'),
+        ]);
+        const { logger } = commandLogger(command, { name: 'cluster-dns', destination: process.stderr });
+        const stop = new AbortController();
+        for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+        await serveClusterDns({
+          kubeconfig: opts.kubeconfig,
+          host: opts.listen.host,
+          port: opts.listen.port,
+          ...(opts.clusterDomain ? { domain: opts.clusterDomain } : {}),
+          logger,
+          signal: stop.signal,
+        });
+      },
+    );
 
   return dev;
 }

@@ -29,6 +29,18 @@ describe('oci archive', () => {
 
   it('refuses a path tar headers cannot hold', () => {
     expect(() => tarOf([{ path: 'x'.repeat(101), bytes: Buffer.alloc(0) }])).toThrow(RangeError);
+    expect(() => tarOf([{ path: 'tmp/', bytes: Buffer.from('x') }])).toThrow(RangeError);
+  });
+
+  it('writes directories with their mode (a world-writable, sticky /tmp for images run as non-root)', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tessera-tar-'));
+    try {
+      const archive = path.join(dir, 'a.tar');
+      writeFileSync(archive, tarOf([{ path: 'tmp/', bytes: Buffer.alloc(0), mode: 0o1777 }]));
+      expect(execFileSync('tar', ['-tvf', archive], { encoding: 'utf8' })).toMatch(/^drwxrwxrwt .* tmp\/$/m);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("builds an image whose config names the architecture, entrypoint and the layer's digest", () => {
@@ -43,6 +55,19 @@ describe('oci archive', () => {
       os: 'linux',
       config: { Entrypoint: ['/pause'], User: '65532' },
       rootfs: { diff_ids: [layer?.digest] },
+    });
+    const labelled = filesImage({
+      architecture: 'amd64',
+      files: [],
+      entrypoint: ['/x'],
+      env: ['PATH=/bin'],
+      labels: { 'operators.operatorframework.io.index.configs.v1': '/configs' },
+    });
+    expect(JSON.parse(labelled.blobs[0]?.bytes.toString() ?? '')).toMatchObject({
+      config: {
+        Env: ['PATH=/bin'],
+        Labels: { 'operators.operatorframework.io.index.configs.v1': '/configs' },
+      },
     });
   });
 

@@ -4,7 +4,7 @@
 import { blobOf, type Blob, type BuiltImage } from './registry-images.js';
 
 export interface ArchiveFile {
-  /** Path inside the archive, relative, at most 100 bytes. */
+  /** Path inside the archive, relative, at most 100 bytes; ending in `/`, a directory (its `bytes` empty). */
   readonly path: string;
   readonly bytes: Buffer;
   /** Default: 0o644. */
@@ -22,6 +22,8 @@ function header(file: ArchiveFile): Buffer {
   if (name.length === 0 || name.length > 100) {
     throw new RangeError(`archive path "${file.path}" must be 1-100 bytes`);
   }
+  const directory = file.path.endsWith('/');
+  if (directory && file.bytes.length > 0) throw new RangeError(`directory "${file.path}" cannot have bytes`);
   const h = Buffer.alloc(BLOCK);
   name.copy(h, 0);
   h.write(octal(file.mode ?? 0o644, 8), 100, 'ascii');
@@ -30,7 +32,7 @@ function header(file: ArchiveFile): Buffer {
   h.write(octal(file.bytes.length, 12), 124, 'ascii');
   h.write(octal(0, 12), 136, 'ascii'); // mtime: reproducible
   h.write('        ', 148, 'ascii'); // checksum placeholder (spaces while summing)
-  h.write('0', 156, 'ascii'); // regular file
+  h.write(directory ? '5' : '0', 156, 'ascii'); // directory or regular file
   h.write('ustar\0', 257, 'ascii');
   h.write('00', 263, 'ascii');
   let sum = 0;
@@ -39,7 +41,7 @@ function header(file: ArchiveFile): Buffer {
   return h;
 }
 
-/** A ustar archive of regular files (owner root, mtime 0), in the order given. */
+/** A ustar archive of regular files and directories (owner root, mtime 0), in the order given. */
 export function tarOf(files: readonly ArchiveFile[]): Buffer {
   const parts: Buffer[] = [];
   for (const file of files) {
@@ -69,6 +71,9 @@ export function filesImage(options: {
   readonly entrypoint: readonly string[];
   /** Default: 65532 (nonroot). */
   readonly user?: string;
+  /** `NAME=value` entries of the image's environment. */
+  readonly env?: readonly string[];
+  readonly labels?: Readonly<Record<string, string>>;
 }): BuiltImage {
   const layer = blobOf(OCI_LAYER, tarOf(options.files));
   const config = blobOf(
@@ -77,7 +82,12 @@ export function filesImage(options: {
       JSON.stringify({
         architecture: options.architecture,
         os: 'linux',
-        config: { Entrypoint: options.entrypoint, User: options.user ?? '65532' },
+        config: {
+          Entrypoint: options.entrypoint,
+          User: options.user ?? '65532',
+          ...(options.env ? { Env: options.env } : {}),
+          ...(options.labels ? { Labels: options.labels } : {}),
+        },
         rootfs: { type: 'layers', diff_ids: [layer.digest] },
       }),
     ),

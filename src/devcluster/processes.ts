@@ -7,7 +7,10 @@ import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import net from 'node:net';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { projectRoot } from './binaries.js';
 import { DevClusterError } from './errors.js';
 
 export interface ComponentProcess {
@@ -26,6 +29,25 @@ export interface SpawnOptions {
   readonly cwd?: string;
   /** Variables to set besides this process's environment. */
   readonly env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * How to run this Tessera's own CLI as a component (`tessera dev cluster-dns`): the built CLI, or, where this code
+ * runs from its TypeScript sources (the tests), those sources through tsx, as the tests run the CLI.
+ */
+export function tesseraCliCommand(): {
+  readonly binary: string;
+  readonly args: string[];
+  readonly cwd: string;
+} {
+  const fromSources = fileURLToPath(import.meta.url).endsWith('.ts');
+  return {
+    binary: process.execPath,
+    args: fromSources
+      ? ['--import', 'tsx', path.join(projectRoot, 'src', 'cli', 'main.ts')]
+      : [path.join(projectRoot, 'dist', 'cli', 'main.js')],
+    cwd: projectRoot,
+  };
 }
 
 export function spawnComponent(options: SpawnOptions): ComponentProcess {

@@ -84,6 +84,7 @@ describe('real node configuration', () => {
         containerdSocket: '/c.sock',
         cgroupRoot: '/tessera/x-real-amd64-0',
         podCidr: '10.88.0.0/24',
+        clusterDns: '10.87.0.1',
       }),
     ) as Record<string, unknown>;
     expect(config).toMatchObject({
@@ -93,6 +94,8 @@ describe('real node configuration', () => {
       cgroupRoot: '/tessera/x-real-amd64-0',
       containerRuntimeEndpoint: 'unix:///c.sock',
       authentication: { anonymous: { enabled: false }, webhook: { enabled: true } },
+      clusterDNS: ['10.87.0.1'],
+      clusterDomain: 'cluster.local',
     });
     expect(config).not.toHaveProperty('singleProcessOOMKill');
   });

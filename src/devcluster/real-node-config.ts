@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { CLUSTER_DOMAIN } from './cluster-dns.js';
 
 /** Host side of a node's veth link: 10.87.<slot>.1; node side 10.87.<slot>.2; pods 10.88.<slot>.0/24. */
 export const MAX_NODE_SLOT = 255;
@@ -246,6 +247,8 @@ export interface KubeletConfigInput {
   readonly containerdSocket: string;
   readonly cgroupRoot: string;
   readonly podCidr: string;
+  /** The cluster DNS's address (./cluster-dns.ts), pods' nameserver. */
+  readonly clusterDns: string;
 }
 
 /**
@@ -283,7 +286,8 @@ export function kubeletConfiguration(input: KubeletConfigInput): string {
     imageGCLowThresholdPercent: 99,
     imagePullCredentialsVerificationPolicy: 'NeverVerify',
     evictionHard: { 'memory.available': '1Mi' },
-    clusterDomain: 'cluster.local',
+    clusterDNS: [input.clusterDns],
+    clusterDomain: CLUSTER_DOMAIN,
     resolvConf: '/etc/resolv.conf',
     rotateCertificates: false,
     serializeImagePulls: false,

@@ -6,6 +6,7 @@
 // its routes and every iptables rule) and writes the settings back. Needs root; ./real-node-config.ts holds the
 // configuration as data.
 import { execFile } from 'node:child_process';
+import { Resolver } from 'node:dns/promises';
 import {
   chmodSync,
   existsSync,
@@ -20,6 +21,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { BinaryPaths } from './binaries.js';
+import { CLUSTER_DOMAIN, clusterResolvConf } from './cluster-dns.js';
 import { DevClusterError } from './errors.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { filesImage, ociLayoutArchive } from './oci-archive.js';
@@ -56,12 +58,14 @@ import {
   processStartTicks,
   spawnComponent,
   stopProcess,
+  tesseraCliCommand,
   waitUntilHealthy,
   type ComponentProcess,
 } from './processes.js';
 import { loadCertificateAuthority } from '../runtime/index.js';
 
-export type RealNodeComponent = 'containerd' | 'kubelet' | 'kube-proxy';
+/** cluster-dns runs once per cluster, with the first node. */
+export type RealNodeComponent = 'containerd' | 'kubelet' | 'kube-proxy' | 'cluster-dns';
 
 export interface RealNodeState {
   readonly name: string;
@@ -302,7 +306,8 @@ export async function startRealNodes(
       };
       record(current);
     };
-    await startNode(node, info, processes, update);
+    // The first node runs the cluster DNS too; every node's pods use it.
+    await startNode(node, info, processes, update, state.nodes[0] ?? node);
     await waitForNodeReady(await kubeConfig(), node.name, info.timeoutMs);
     info.log(`real node ${node.name} is Ready (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   }
@@ -314,8 +319,10 @@ async function startNode(
   info: RealNodeClusterInfo,
   processes: Partial<Record<RealNodeComponent, ComponentProcess>>,
   update: () => void,
+  dnsNode: RealNodeState,
 ): Promise<void> {
   const d = (...parts: string[]): string => path.join(node.dir, ...parts);
+  const clusterDns = clusterDnsAddress(dnsNode.addresses);
   for (const dir of ['containerd', 'cni-bin', 'net.d', 'certs.d', 'kubelet', 'logs', 'ipam'])
     mkdirSync(d(dir), { recursive: true, mode: 0o700 });
   const socket = containerdSocketPath(node.dir);
@@ -408,6 +415,7 @@ async function startNode(
   };
   await kubeconfig(d('kubelet.kubeconfig'), `system:node:${node.name}`, ['system:nodes']);
   await kubeconfig(d('kube-proxy.kubeconfig'), 'system:kube-proxy', []);
+  if (node === dnsNode) await startClusterDns(node, info, processes, update, d('kube-proxy.kubeconfig'));
   writeFileSync(
     d('kubelet.yaml'),
     kubeletConfiguration({
@@ -416,6 +424,7 @@ async function startNode(
       containerdSocket: socket,
       cgroupRoot: node.cgroup,
       podCidr: node.addresses.podCidr,
+      clusterDns,
     }),
   );
   writeFileSync(
@@ -456,6 +465,55 @@ async function startNode(
   processes['kube-proxy'] = proxy;
   update();
   joinCgroup(proxy.pid, `${node.cgroup}/runtime`);
+}
+
+/** Where the cluster DNS listens: the host's end of the first node's link, which every node's pods reach. */
+function clusterDnsAddress(firstNode: RealNodeAddresses): string {
+  return firstNode.hostIp;
+}
+
+/** The resolv.conf a host process is given to resolve the cluster's Service names (see ./cluster-dns.ts). */
+export function realNodeResolvConf(state: RealNodesState): string | undefined {
+  const first = state.nodes[0];
+  return first ? path.join(first.dir, 'resolv.conf') : undefined;
+}
+
+/**
+ * Starts the cluster DNS (`tessera dev cluster-dns`, a process of its own so it outlives `dev up`) with the
+ * node-proxier identity kube-proxy has, which reads Services and EndpointSlices and nothing else; ready once it
+ * answers for the `kubernetes` Service.
+ */
+async function startClusterDns(
+  node: RealNodeState,
+  info: RealNodeClusterInfo,
+  processes: Partial<Record<RealNodeComponent, ComponentProcess>>,
+  update: () => void,
+  kubeconfig: string,
+): Promise<void> {
+  const address = clusterDnsAddress(node.addresses);
+  const cli = tesseraCliCommand();
+  const dns = spawnComponent({
+    name: 'cluster-dns',
+    binary: cli.binary,
+    args: [...cli.args, 'dev', 'cluster-dns', `--kubeconfig=${kubeconfig}`, `--listen=${address}:53`],
+    cwd: cli.cwd,
+    logFile: path.join(node.dir, 'logs', 'cluster-dns.log'),
+  });
+  processes['cluster-dns'] = dns;
+  update();
+  joinCgroup(dns.pid, `${node.cgroup}/runtime`);
+  const resolver = new Resolver({ timeout: 1_000, tries: 1 });
+  resolver.setServers([`${address}:53`]);
+  await waitUntilHealthy(
+    dns,
+    () =>
+      resolver.resolve4(`kubernetes.default.svc.${CLUSTER_DOMAIN}`).then(
+        (ips) => ips.length > 0,
+        () => false,
+      ),
+    info.timeoutMs,
+  );
+  writeFileSync(path.join(node.dir, 'resolv.conf'), clusterResolvConf(address));
 }
 
 async function waitForNodeReady(kc: KubeConfig, name: string, timeoutMs: number): Promise<void> {
@@ -605,6 +663,8 @@ export async function stopRealNodes(state: RealNodesState, ctrBinary: string): P
     const { kubelet, containerd } = node.processes;
     const proxy = node.processes['kube-proxy'];
     if (proxy) await stopProcess(proxy);
+    const dns = node.processes['cluster-dns'];
+    if (dns) await stopProcess(dns);
     if (kubelet) await stopProcess(kubelet);
     const socket = containerdSocketPath(node.dir);
     // Tasks deleted through containerd end their shims cleanly (each removes its socket in /run/containerd/s).

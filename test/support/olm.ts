@@ -2,13 +2,16 @@
 // CRDs of the pinned release (copied beside the binaries by hack/build-binaries.sh), the `olm` and `operators`
 // namespaces with upstream's global OperatorGroup, and the `olm` and `catalog` operators as processes on this
 // machine with the cluster's admin kubeconfig. Also `opm serve` for a file-based catalog on loopback, which a
-// CatalogSource's spec.address can name (the catalog operator dials it from this machine).
+// CatalogSource's spec.address can name (the catalog operator dials it from this machine). On a cluster with real
+// nodes the catalog operator resolves names with the cluster DNS, as it does in its pod: it dials an image
+// CatalogSource's registry pod at `<name>.<namespace>.svc:50051`, and the host routes the Service range to the node.
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBinaries, OLM_TEST_BINARIES, type BinaryPaths } from '../../src/devcluster/binaries.js';
 import type { DevCluster } from '../../src/devcluster/cluster.js';
+import { realNodeResolvConf } from '../../src/devcluster/real-nodes.js';
 import { waitForCrdsEstablished } from './cluster.js';
 import {
   type ComponentProcess,
@@ -78,12 +81,13 @@ export async function startOlm(
     // Neither operator elects a leader unless asked to. Their health endpoints bind :8080 on every interface (not
     // configurable); the second one's bind fails with a logged error and both go on, so readiness is read from
     // their logs instead. --writeStatusName='' : no OpenShift ClusterOperator to report to.
-    const olm = spawnOlmProcess(dir, 'olm', binaries.olm, cluster.kubeconfigPath, [
+    const olm = spawnOlmProcess(dir, 'olm', binaries.olm, cluster.kubeconfigPath, undefined, [
       `--namespace=${OLM_NAMESPACE}`,
       '--writeStatusName=',
     ]);
     started.push(olm);
-    const catalog = spawnOlmProcess(dir, 'catalog', binaries.catalog, cluster.kubeconfigPath, [
+    const resolvConf = cluster.realNodes ? realNodeResolvConf(cluster.realNodes) : undefined;
+    const catalog = spawnOlmProcess(dir, 'catalog', binaries.catalog, cluster.kubeconfigPath, resolvConf, [
       `--kubeconfig=${cluster.kubeconfigPath}`,
       `--namespace=${OLM_NAMESPACE}`,
       '--writeStatusName=',
@@ -181,10 +185,39 @@ function spawnOlmProcess(
   name: string,
   binary: string,
   kubeconfig: string,
+  /** A resolv.conf to resolve names with instead of this machine's: given in a mount namespace of its own. */
+  resolvConf: string | undefined,
   args: readonly string[],
 ): ComponentProcess {
   // controller-runtime (the olm operator's manager) reads the kubeconfig from $KUBECONFIG only.
-  return spawnLogged(dir, name, binary, args, { KUBECONFIG: kubeconfig });
+  const env = { KUBECONFIG: kubeconfig };
+  if (!resolvConf) return spawnLogged(dir, name, binary, args, env);
+  // unshare execs (no fork) and sh execs the operator: the recorded pid is the operator's. The bind mount is
+  // private to that namespace, so this machine's /etc/resolv.conf is untouched.
+  return spawnLogged(
+    dir,
+    name,
+    'unshare',
+    [
+      '--mount',
+      '--propagation=private',
+      '--',
+      'sh',
+      '-c',
+      'mount --bind "$0" /etc/resolv.conf && exec "$@"',
+      resolvConf,
+      linkIn(dir, binary),
+      ...args,
+    ],
+    env,
+  );
+}
+
+/** A link to `binary` in `dir`, so the command line names the state directory (see spawnLogged). */
+function linkIn(dir: string, binary: string): string {
+  const link = path.join(dir, path.basename(binary));
+  if (!existsSync(link)) symlinkSync(binary, link);
+  return link;
 }
 
 /**
@@ -199,8 +232,7 @@ function spawnLogged(
   args: readonly string[],
   env: Record<string, string> = {},
 ): ComponentProcess {
-  const link = path.join(dir, path.basename(binary));
-  if (!existsSync(link)) symlinkSync(binary, link);
+  const link = path.isAbsolute(binary) ? linkIn(dir, binary) : binary;
   const logFile = path.join(dir, `${name}.log`);
   const out = openSync(logFile, 'a');
   try {

@@ -79,6 +79,8 @@ if (isRoot) {
     let releaseMachine: (() => void) | undefined;
     let stateRoot: string;
     let work: string;
+    /** Pushed by the first pod test, run again by the DNS test. */
+    let kubectlImage: string | undefined;
 
     beforeAll(async () => {
       // Built on first use (minutes when cold: containerd and the kubelet; cached afterwards).
@@ -186,6 +188,83 @@ if (isRoot) {
       // Its output, through the API server and the kubelet: the identity of the token the kubelet mounted.
       const logs = await core.readNamespacedPodLog({ name: 'whoami', namespace: 'default' });
       expect(logs).toBe('system:serviceaccount:default:default');
+      kubectlImage = image;
+    });
+
+    it("resolves Service names in pods through the cluster DNS, with a pod's search path", async () => {
+      if (!kubectlImage) throw new Error('the kubectl image was not pushed (see the test before)');
+      const core = (await started().kubeConfig()).makeApiClient(CoreV1Api);
+      // `kubernetes.default.svc` is completed by the pod's search path (ndots:5) to the cluster domain; the
+      // answer is the Service's ClusterIP, which the node's kube-proxy takes to the API server. A kubeconfig names
+      // the server so, with the token and CA the kubelet mounted.
+      const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
+      await core.createNamespacedConfigMap({
+        namespace: 'default',
+        body: {
+          metadata: { name: 'kubeconfig-by-name' },
+          data: {
+            kubeconfig: JSON.stringify({
+              apiVersion: 'v1',
+              kind: 'Config',
+              clusters: [
+                {
+                  name: 'by-name',
+                  cluster: {
+                    server: 'https://kubernetes.default.svc',
+                    'certificate-authority': `${sa}/ca.crt`,
+                  },
+                },
+              ],
+              users: [{ name: 'pod', user: { tokenFile: `${sa}/token` } }],
+              contexts: [{ name: 'by-name', context: { cluster: 'by-name', user: 'pod' } }],
+              'current-context': 'by-name',
+            }),
+          },
+        },
+      });
+      await core.createNamespacedPod({
+        namespace: 'default',
+        body: {
+          metadata: { name: 'whoami-by-name' },
+          spec: {
+            volumes: [{ name: 'config', configMap: { name: 'kubeconfig-by-name' } }],
+            nodeSelector: { 'tessera.dev/real-node': 'true' },
+            restartPolicy: 'Never',
+            imagePullSecrets: [{ name: 'local-registry' }],
+            containers: [
+              {
+                name: 'kubectl',
+                image: kubectlImage,
+                volumeMounts: [{ name: 'config', mountPath: '/config' }],
+                args: [
+                  '--kubeconfig=/config/kubeconfig',
+                  'auth',
+                  'whoami',
+                  '-o',
+                  'jsonpath={.status.userInfo.username}',
+                ],
+              },
+            ],
+          },
+        },
+      });
+      const phase = await eventually(
+        async () => {
+          const p = await core.readNamespacedPod({ name: 'whoami-by-name', namespace: 'default' });
+          if (p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+            throw new Error(`phase ${p.status?.phase ?? 'none'}`);
+          return p.status.phase;
+        },
+        { timeoutMs: 120_000, what: 'pod whoami-by-name to finish' },
+      );
+      const logs = await core.readNamespacedPodLog({ name: 'whoami-by-name', namespace: 'default' });
+      expect(phase, logs).toBe('Succeeded');
+      expect(logs).toBe('system:serviceaccount:default:default');
+      // `tessera dev status` lists the DNS with the first node's processes.
+      const status = describeRealNodes(
+        started().realNodes ?? { nodes: [], sysctls: {}, runContainerdExisted: false },
+      ).join('\n');
+      expect(status).toMatch(/cluster-dns\s+pid \d+\s+running/);
     });
 
     it('leaves the host as it found it once the cluster stops', async () => {

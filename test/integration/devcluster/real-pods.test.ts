@@ -27,6 +27,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { Resolver } from 'node:dns/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -622,10 +623,10 @@ if (isRoot) {
   describe("OLM v0's catalog path on the real node", () => {
     // OLM's `olm` and `catalog` operators run on this machine (test/support/olm.ts) with the images of the pods the
     // catalog operator creates built here from the binaries the project builds: the util image (OLM's cpb and a
-    // static cp, what its bundle-unpack Job copies into the bundle's pod) and the opm image. The catalog is
-    // served by `opm serve` on this machine (a CatalogSource `address`): an image CatalogSource's pod would need
-    // grpc_health_probe in its image and the catalog operator would dial `<name>.<ns>.svc`, which no DNS here
-    // resolves.
+    // static cp, what its bundle-unpack Job copies into the bundle's pod) and the opm image. The catalog is an
+    // image CatalogSource, as OperatorHub's are: the catalog operator starts its registry pod on the real node
+    // (`opm serve` of the file-based catalog, with grpc_health_probe for the probes OLM gives it) and dials its
+    // Service by name, `tessera.olm.svc:50051`, through the cluster DNS and the node's kube-proxy.
     let cluster: DevCluster | undefined;
     let client: KubeClient | undefined;
     let olm: Olm | undefined;
@@ -669,6 +670,7 @@ if (isRoot) {
         ...REAL_NODE_BINARIES,
         ...OLM_TEST_BINARIES,
         'cpb',
+        'grpc-health-probe',
         'crane',
       ]);
       work = mkdtempSync(path.join(os.tmpdir(), 'tessera-real-olm-'));
@@ -740,7 +742,9 @@ if (isRoot) {
         ['crd/prometheusrules.monitoring.coreos.com', 'crd/servicemonitors.monitoring.coreos.com'],
       );
 
-      // A file-based catalog of that bundle, served by opm on this machine.
+      // A file-based catalog of that bundle, in a catalog image as `opm generate dockerfile` lays one out: opm serving
+      // /configs with the cache built beside them at image build time (`--cache-only`; opm checks the cache against
+      // the configs when it starts), grpc_health_probe beside opm.
       const csv = parseAllDocuments(
         readFileSync(path.join(bundleDir, 'manifests', 'tessera.clusterserviceversion.yaml'), 'utf8'),
       )[0]?.toJSON() as {
@@ -762,12 +766,53 @@ if (isRoot) {
           .join('\n') + '\n',
       );
       await opm(['validate', path.dirname(catalogDir)]);
-      const served = await olm.serveCatalog(path.dirname(catalogDir));
+      const cacheDir = path.join(work, 'catalog-cache');
+      await opm([
+        'serve',
+        path.dirname(catalogDir),
+        `--cache-dir=${cacheDir}`,
+        '--cache-only',
+        '--pprof-addr=127.0.0.1:0',
+      ]);
+      // The image runs as non-root: its /tmp and the cache open read-write for it.
+      const cacheFiles = readdirSync(cacheDir, { recursive: true, withFileTypes: true }).map((entry) => {
+        const relative = path.relative(cacheDir, path.join(entry.parentPath, entry.name));
+        return entry.isDirectory()
+          ? { path: `tmp/cache/${relative}/`, bytes: Buffer.alloc(0), mode: 0o777 }
+          : {
+              path: `tmp/cache/${relative}`,
+              bytes: readFileSync(path.join(cacheDir, relative)),
+              mode: 0o666,
+            };
+      });
+      const catalogImage = await pushImage(
+        registry,
+        'tessera/tessera-catalog',
+        filesImage({
+          architecture: PLATFORM,
+          files: [
+            { path: 'bin/opm', bytes: readFileSync(bins.opm), mode: 0o755 },
+            { path: 'bin/grpc_health_probe', bytes: readFileSync(bins['grpc-health-probe']), mode: 0o755 },
+            {
+              path: 'configs/tessera/catalog.json',
+              bytes: readFileSync(path.join(catalogDir, 'catalog.json')),
+            },
+            { path: 'tmp/', bytes: Buffer.alloc(0), mode: 0o1777 },
+            { path: 'tmp/cache/', bytes: Buffer.alloc(0), mode: 0o777 },
+            // Parents before children, as tar writes them.
+            ...cacheFiles.sort((a, b) => a.path.localeCompare(b.path)),
+          ],
+          entrypoint: ['/bin/opm', 'serve', '/configs', '--cache-dir=/tmp/cache'],
+          env: ['PATH=/bin'],
+          labels: { 'operators.operatorframework.io.index.configs.v1': '/configs' },
+        }),
+        work,
+      );
       await create(`/apis/operators.coreos.com/v1alpha1/namespaces/${OLM_NAMESPACE}/catalogsources`, {
         apiVersion: 'operators.coreos.com/v1alpha1',
         kind: 'CatalogSource',
         metadata: { name: 'tessera' },
-        spec: { sourceType: 'grpc', address: served.address, displayName: 'Tessera', publisher: 'Tessera' },
+        spec: { sourceType: 'grpc', image: catalogImage, displayName: 'Tessera', publisher: 'Tessera' },
       });
       const channel = csv.metadata.annotations?.['operators.operatorframework.io/bundle.channel.default.v1'];
       await create(`/apis/operators.coreos.com/v1alpha1/namespaces/${OPERATORS_NAMESPACE}/subscriptions`, {
@@ -797,6 +842,44 @@ if (isRoot) {
         releaseMachine?.();
       }
     }, 180_000);
+
+    it("runs the catalog's registry pod on the real node and reaches it by its Service's name", async () => {
+      const node = started().cluster.realNodes?.nodes[0]?.name;
+      // OLM's probes (exec grpc_health_probe -addr=:50051) pass: the pod is Ready on the real node.
+      const registryPod = await waitFor('the catalog registry pod Ready', async () => {
+        const pods = await get<{ items: Pod[] }>(
+          `/api/v1/namespaces/${OLM_NAMESPACE}/pods?labelSelector=olm.catalogSource%3Dtessera`,
+        );
+        const ready = pods.items.find((p) => p.status?.containerStatuses?.every((c) => c.ready));
+        expect(ready, JSON.stringify(pods.items.map((p) => p.status?.containerStatuses))).toBeDefined();
+        return ready as Pod;
+      });
+      expect(registryPod.spec.nodeName).toBe(node);
+      const probe = (registryPod.spec.containers[0] as { readinessProbe?: { exec?: { command?: string[] } } })
+        .readinessProbe;
+      expect(probe?.exec?.command).toEqual(['grpc_health_probe', '-addr=:50051']);
+      // The catalog operator, on this machine, dialled `tessera.olm.svc:50051`: the cluster DNS named the Service's
+      // ClusterIP, and the node's kube-proxy took the connection to the pod.
+      const source = await waitFor('the CatalogSource connected', async () => {
+        const got = await get<{
+          status?: {
+            connectionState?: { address?: string; lastObservedState?: string };
+            registryService?: { serviceName?: string; serviceNamespace?: string };
+          };
+        }>(`/apis/operators.coreos.com/v1alpha1/namespaces/${OLM_NAMESPACE}/catalogsources/tessera`);
+        expect(got.status?.connectionState?.lastObservedState).toBe('READY');
+        return got;
+      });
+      expect(source.status?.connectionState?.address).toBe(`tessera.${OLM_NAMESPACE}.svc:50051`);
+      const service = await get<{ spec: { clusterIP: string } }>(
+        `/api/v1/namespaces/${OLM_NAMESPACE}/services/${source.status?.registryService?.serviceName}`,
+      );
+      const dns = new Resolver({ timeout: 2_000, tries: 2 });
+      dns.setServers([`${started().cluster.realNodes?.nodes[0]?.addresses.hostIp}:53`]);
+      expect(await dns.resolve4(`tessera.${OLM_NAMESPACE}.svc.cluster.local`)).toEqual([
+        service.spec.clusterIP,
+      ]);
+    }, 600_000);
 
     it('runs the bundle-unpack Job on the real node, completes the InstallPlan and runs the CSV', async () => {
       const began = Date.now();
