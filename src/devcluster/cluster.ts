@@ -394,7 +394,6 @@ class ClusterStart {
               clusterName: options.name,
               stateDir: files.dir,
               count: realNodeCount,
-              serviceCidr: SERVICE_CIDR,
             },
             previous?.realNodes,
           )
@@ -431,7 +430,6 @@ class ClusterStart {
             server: this.server,
             caFile: this.pki.caFile,
             caKeyFile: this.pki.caKeyFile,
-            serviceCidr: SERVICE_CIDR,
             ...(this.registry ? { registry: this.registry } : {}),
             binaries: this.binaries,
             kubernetesVersion: this.versions.kubernetes,
@@ -478,9 +476,7 @@ class ClusterStart {
    */
   private async createRealNodeNetworks(realNodes: RealNodesState): Promise<void> {
     this.writeState();
-    for (const [index, node] of realNodes.nodes.entries()) {
-      await createNodeNetwork(node, index === 0, SERVICE_CIDR);
-    }
+    for (const node of realNodes.nodes) await createNodeNetwork(node);
     const ca = await loadCertificateAuthority(this.pki.caPem, readFileSync(this.pki.caKeyFile, 'utf8'));
     const serving = await ca.issue({
       commonName: 'kube-apiserver',
@@ -731,13 +727,17 @@ function apiServerArgs(
     egress.push(`--egress-selector-config-file=${file}`);
   }
   // With real nodes: listen where the nodes and their pods reach it, publish that address as the `kubernetes`
-  // Service's endpoint (kube-proxy routes 10.96.0.1 there), and dial kubelets by their InternalIP.
+  // Service's endpoint (kube-proxy routes 10.96.0.1 there), dial kubelets by their InternalIP, and dial webhook,
+  // conversion and aggregated API Services at their endpoints (pod IPs, which the host routes to each node), as a
+  // control plane without kube-proxy does: this machine has no route to the Service range, which every cluster on it
+  // shares.
   const listen = realNodeAddress
     ? [
         `--bind-address=${realNodeAddress}`,
         `--advertise-address=${realNodeAddress}`,
         '--endpoint-reconciler-type=lease',
         '--kubelet-preferred-address-types=InternalIP,Hostname',
+        '--enable-aggregator-routing=true',
         `--tls-cert-file=${pki.file('apiserver-real-nodes.crt')}`,
         `--tls-private-key-file=${pki.file('apiserver-real-nodes.key')}`,
       ]

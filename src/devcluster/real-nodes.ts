@@ -89,14 +89,12 @@ export interface RealNodesState {
   readonly runContainerdExisted: boolean;
 }
 
-/** The Service range, routed from the host into the first node, so the API server reaches webhook Services. */
 export interface RealNodeClusterInfo {
   readonly clusterName: string;
   readonly stateDir: string;
   readonly server: string;
   readonly caFile: string;
   readonly caKeyFile: string;
-  readonly serviceCidr: string;
   readonly registry?: {
     readonly host: string;
     readonly caFile: string;
@@ -197,7 +195,7 @@ async function hostNetwork(): Promise<{ addresses: string[]; links: string[] }> 
  * that was not stopped cleanly: its recorded sysctls are kept, as the current ones may be the kubelet's.
  */
 export async function prepareRealNodeNetworks(
-  info: { clusterName: string; stateDir: string; count: number; serviceCidr: string },
+  info: { clusterName: string; stateDir: string; count: number },
   previous: RealNodesState | undefined,
 ): Promise<RealNodesState> {
   const problem = realNodeSupportProblem();
@@ -238,12 +236,13 @@ export async function prepareRealNodeNetworks(
   return state;
 }
 
-/** Creates the network of `node` (namespace, link, addresses, routes); `first` also routes the Service range. */
-export async function createNodeNetwork(
-  node: RealNodeState,
-  first: boolean,
-  serviceCidr: string,
-): Promise<void> {
+/**
+ * Creates the network of `node` (namespace, link, addresses, routes). The host gets a route to the node's pods only:
+ * no route to the Service range, which every cluster on this machine shares (10.96.0.0/16). kube-apiserver reaches
+ * webhook and conversion Services at their endpoints (--enable-aggregator-routing), and a host process that dials
+ * ClusterIPs runs in a node's network namespace, where kube-proxy's rules are (`inNodeNetwork`).
+ */
+export async function createNodeNetwork(node: RealNodeState): Promise<void> {
   const a = node.addresses;
   mkdirSync(node.dir, { recursive: true, mode: 0o700 });
   writeFileSync(node.netnsFile, '');
@@ -268,14 +267,44 @@ export async function createNodeNetwork(
   await inNetns(node.netnsFile, 'ip', ['route', 'add', 'default', 'via', a.hostIp]);
   // Per namespace: the node routes between its pods' bridge and its link.
   await inNetns(node.netnsFile, 'sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1']);
-  // Routes on the host's end of the link go away with it. The pods' subnet lets the host reach pod IPs; the
-  // Service range lets the API server reach webhook Services through the first node's kube-proxy rules.
+  // Routes on the host's end of the link go away with it. The pods' subnet lets the host reach pod IPs.
   await run('ip', ['route', 'add', a.podCidr, 'via', a.nodeIp, 'dev', a.hostLink]);
-  if (first) {
-    await run('ip', ['route', 'add', serviceCidr, 'via', a.nodeIp, 'dev', a.hostLink]).catch(() => {
-      // Another cluster's node routes the Service range already: its ClusterIPs win on the host.
-    });
+}
+
+/**
+ * The command line that runs `command` in the first node's network namespace, as a hostNetwork pod on that node
+ * runs, with the cluster DNS as its resolver (a mount namespace of its own; this machine's /etc/resolv.conf stays as
+ * it is): it reaches ClusterIPs through that node's kube-proxy and resolves Service names. The command is exec'd, not
+ * forked: the process started is the command's. Root only, as real nodes are.
+ */
+export function inNodeNetwork(
+  state: RealNodesState,
+  command: readonly string[],
+): { readonly binary: string; readonly args: string[] } {
+  const first = state.nodes[0];
+  const resolvConf = realNodeResolvConf(state);
+  if (!first || !resolvConf) {
+    throw new DevClusterError(
+      'TESSERA_DEVCLUSTER_REAL_NODE_FAILED',
+      'the cluster has no real node to run in',
+    );
   }
+  return {
+    binary: findOnPath('nsenter') ?? 'nsenter',
+    args: [
+      `--net=${first.netnsFile}`,
+      '--',
+      findOnPath('unshare') ?? 'unshare',
+      '--mount',
+      '--propagation=private',
+      '--',
+      'sh',
+      '-c',
+      'mount --bind "$0" /etc/resolv.conf && exec "$@"',
+      resolvConf,
+      ...command,
+    ],
+  };
 }
 
 /** Starts every node's containerd, kubelet and kube-proxy, recording each process in `record` as it starts. */

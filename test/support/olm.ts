@@ -3,15 +3,15 @@
 // namespaces with upstream's global OperatorGroup, and the `olm` and `catalog` operators as processes on this
 // machine with the cluster's admin kubeconfig. Also `opm serve` for a file-based catalog on loopback, which a
 // CatalogSource's spec.address can name (the catalog operator dials it from this machine). On a cluster with real
-// nodes the catalog operator resolves names with the cluster DNS, as it does in its pod: it dials an image
-// CatalogSource's registry pod at `<name>.<namespace>.svc:50051`, and the host routes the Service range to the node.
+// nodes the catalog operator runs in the first node's network namespace with the cluster DNS, as a pod on that node
+// would: it dials an image CatalogSource's registry pod at `<name>.<namespace>.svc:50051` through kube-proxy.
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensureBinaries, OLM_TEST_BINARIES, type BinaryPaths } from '../../src/devcluster/binaries.js';
 import type { DevCluster } from '../../src/devcluster/cluster.js';
-import { realNodeResolvConf } from '../../src/devcluster/real-nodes.js';
+import { inNodeNetwork, type RealNodesState } from '../../src/devcluster/real-nodes.js';
 import { waitForCrdsEstablished } from './cluster.js';
 import {
   type ComponentProcess,
@@ -86,16 +86,22 @@ export async function startOlm(
       '--writeStatusName=',
     ]);
     started.push(olm);
-    const resolvConf = cluster.realNodes ? realNodeResolvConf(cluster.realNodes) : undefined;
-    const catalog = spawnOlmProcess(dir, 'catalog', binaries.catalog, cluster.kubeconfigPath, resolvConf, [
-      `--kubeconfig=${cluster.kubeconfigPath}`,
-      `--namespace=${OLM_NAMESPACE}`,
-      '--writeStatusName=',
-      // Images of the pods the catalog operator creates (bundle unpack Jobs, registry pods); kwok does not run
-      // them, but the Jobs name them, so pin the releases built here instead of upstream's `latest`.
-      `--opmImage=${images?.opm ?? `quay.io/operator-framework/opm:${versionOf(binaries.opm)}`}`,
-      `--util-image=${images?.util ?? `quay.io/operator-framework/olm:${versionOf(binaries.olm)}`}`,
-    ]);
+    const catalog = spawnOlmProcess(
+      dir,
+      'catalog',
+      binaries.catalog,
+      cluster.kubeconfigPath,
+      cluster.realNodes,
+      [
+        `--kubeconfig=${cluster.kubeconfigPath}`,
+        `--namespace=${OLM_NAMESPACE}`,
+        '--writeStatusName=',
+        // Images of the pods the catalog operator creates (bundle unpack Jobs, registry pods); kwok does not run
+        // them, but the Jobs name them, so pin the releases built here instead of upstream's `latest`.
+        `--opmImage=${images?.opm ?? `quay.io/operator-framework/opm:${versionOf(binaries.opm)}`}`,
+        `--util-image=${images?.util ?? `quay.io/operator-framework/olm:${versionOf(binaries.olm)}`}`,
+      ],
+    );
     started.push(catalog);
     for (const proc of [olm, catalog])
       await waitUntilHealthy(
@@ -185,32 +191,15 @@ function spawnOlmProcess(
   name: string,
   binary: string,
   kubeconfig: string,
-  /** A resolv.conf to resolve names with instead of this machine's: given in a mount namespace of its own. */
-  resolvConf: string | undefined,
+  /** The cluster's real nodes: run in the first one's network, as a pod there would (see inNodeNetwork). */
+  realNodes: RealNodesState | undefined,
   args: readonly string[],
 ): ComponentProcess {
   // controller-runtime (the olm operator's manager) reads the kubeconfig from $KUBECONFIG only.
   const env = { KUBECONFIG: kubeconfig };
-  if (!resolvConf) return spawnLogged(dir, name, binary, args, env);
-  // unshare execs (no fork) and sh execs the operator: the recorded pid is the operator's. The bind mount is
-  // private to that namespace, so this machine's /etc/resolv.conf is untouched.
-  return spawnLogged(
-    dir,
-    name,
-    'unshare',
-    [
-      '--mount',
-      '--propagation=private',
-      '--',
-      'sh',
-      '-c',
-      'mount --bind "$0" /etc/resolv.conf && exec "$@"',
-      resolvConf,
-      linkIn(dir, binary),
-      ...args,
-    ],
-    env,
-  );
+  if (!realNodes) return spawnLogged(dir, name, binary, args, env);
+  const command = inNodeNetwork(realNodes, [linkIn(dir, binary), ...args]);
+  return spawnLogged(dir, name, command.binary, command.args, env);
 }
 
 /** A link to `binary` in `dir`, so the command line names the state directory (see spawnLogged). */

@@ -3,7 +3,9 @@
 // back only when the last of the two stops. Both clusters start in this one process; their slot claims go through
 // the same lock files `tessera dev up` processes use (src/devcluster/real-node-slots.ts, whose unit test covers
 // stale locks).
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBinaries, REAL_NODE_BINARIES, TEST_BINARIES } from '../../../src/devcluster/binaries.js';
@@ -20,6 +22,7 @@ import { holdRealNodeMachine } from '../../support/real-node-lock.js';
 import { startTestCluster, uniqueName } from '../../support/cluster.js';
 
 const isRoot = process.getuid?.() === 0;
+const run = promisify(execFile);
 
 function sysctls(): Record<string, string> {
   return Object.fromEntries(
@@ -78,6 +81,12 @@ if (isRoot) {
       expect(a.cgroup).not.toBe(b.cgroup);
       expect(await nodeReady(first)).toBe(true);
       expect(await nodeReady(second)).toBe(true);
+      // Both clusters use the Service range 10.96.0.0/16, so this machine routes it to neither: one cluster's
+      // ClusterIPs would take the other's traffic. Each API server reaches webhook Services at their endpoints.
+      const routes = (await run('ip', ['-4', 'route', 'show'])).stdout;
+      expect(routes).not.toMatch(/^10\.96\./m);
+      expect(routes).toContain(a.addresses.podCidr);
+      expect(routes).toContain(b.addresses.podCidr);
       // Each slot is held by a lock naming its node.
       for (const node of [a, b]) {
         const lock = JSON.parse(readFileSync(`${SLOT_LOCK_DIR}/${node.addresses.slot}.lock`, 'utf8')) as {
