@@ -46,7 +46,7 @@ import type { DevCluster } from '../../../src/devcluster/cluster.js';
 import { filesImage } from '../../../src/devcluster/oci-archive.js';
 import { hostArchitecture, realNodeSupportProblem } from '../../../src/devcluster/real-nodes.js';
 import { ARCH_LABEL, SCHEDULING_GATE } from '../../../src/podplacement/constants.js';
-import { isNotFound } from '../../../src/runtime/errors.js';
+import { isAlreadyExists, isNotFound } from '../../../src/runtime/errors.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startTestCluster, uniqueName, waitForCrdsEstablished } from '../../support/cluster.js';
 import {
@@ -116,6 +116,195 @@ type Registry = NonNullable<DevCluster['registry']>;
 function registryOf(cluster: DevCluster): Registry {
   if (!cluster.registry) throw new Error('the cluster started without its local registry');
   return cluster.registry;
+}
+
+/** A TCP relay on `host` (an address pods reach) to the registry on loopback; TLS passes through. */
+async function startRelay(host: string, target: string): Promise<{ server: net.Server; address: string }> {
+  const targetPort = Number(target.slice(target.lastIndexOf(':') + 1));
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return { server, address: `${host}:${(server.address() as net.AddressInfo).port}` };
+}
+
+/**
+ * Inside a pod, the registry's `127.0.0.1` is the pod's own loopback, so the cluster is set up as a disconnected
+ * OpenShift cluster is: a relay on the node link's host address (`hostIp`), an ImageDigestMirrorSet to it, listed as
+ * insecure in `image.config.openshift.io`, and the global pull secret for both. Returns the relay, to close.
+ */
+async function mirrorRegistryForPods(
+  client: KubeClient,
+  registry: Registry,
+  hostIp: string,
+  kubectl: (args: string[]) => Promise<string>,
+): Promise<net.Server> {
+  const mirror = await startRelay(hostIp, registry.host);
+  await kubectl([
+    'apply',
+    '--server-side',
+    '-f',
+    path.join(DEPLOY, 'crds/dev/config.openshift.io_imagedigestmirrorsets.yaml'),
+    '-f',
+    path.join(DEPLOY, 'crds/dev/config.openshift.io_images.yaml'),
+  ]);
+  await waitForCrdsEstablished(kubectl, [
+    'crd/imagedigestmirrorsets.config.openshift.io',
+    'crd/images.config.openshift.io',
+  ]);
+  const auths = (
+    JSON.parse(readFileSync(registry.dockerConfigJsonFile, 'utf8')) as { auths: Record<string, unknown> }
+  ).auths;
+  const credentials = auths[registry.host];
+  await client
+    .request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: 'openshift-config' } } })
+    .catch((err: unknown) => {
+      if (!isAlreadyExists(err)) throw err;
+    });
+  await client.request({
+    method: 'POST',
+    path: '/api/v1/namespaces/openshift-config/secrets',
+    body: {
+      metadata: { name: 'pull-secret' },
+      type: 'kubernetes.io/dockerconfigjson',
+      stringData: {
+        '.dockerconfigjson': JSON.stringify({
+          auths: { [registry.host]: credentials, [mirror.address]: credentials },
+        }),
+      },
+    },
+  });
+  await client.request({
+    method: 'POST',
+    path: '/apis/config.openshift.io/v1/imagedigestmirrorsets',
+    body: {
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'ImageDigestMirrorSet',
+      metadata: { name: 'local-registry' },
+      spec: { imageDigestMirrors: [{ source: registry.host, mirrors: [mirror.address] }] },
+    },
+  });
+  await client.request({
+    method: 'POST',
+    path: '/apis/config.openshift.io/v1/images',
+    body: {
+      apiVersion: 'config.openshift.io/v1',
+      kind: 'Image',
+      metadata: { name: 'cluster' },
+      spec: { registrySources: { insecureRegistries: [mirror.address] } },
+    },
+  });
+  return mirror.server;
+}
+
+/** Waits for `check`, explaining a timeout with what the caller knows of the cluster. */
+type ExplainedWait = <T>(
+  check: () => Promise<T>,
+  options: { timeoutMs?: number; what: string },
+) => Promise<T>;
+
+/**
+ * A tenant namespace covered by a ClusterPodPlacementConfig; resolves once the controller has registered the gating
+ * webhook, pointing at the webhook's Service (not a URL): the API server reaches it at the Service's endpoints.
+ */
+async function enablePlacement(client: KubeClient, wait: ExplainedWait): Promise<string> {
+  const tenant = uniqueName('tenant');
+  await client.request({
+    method: 'POST',
+    path: '/api/v1/namespaces',
+    body: { metadata: { name: tenant, labels: { [TENANT_LABEL]: 'selected' } } },
+  });
+  await eventually(
+    () => client.request({ method: 'GET', path: `/api/v1/namespaces/${tenant}/serviceaccounts/default` }),
+    { what: 'the default service account of the tenant namespace' },
+  );
+  await client.request({
+    method: 'POST',
+    path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
+    body: {
+      apiVersion: 'multiarch.openshift.io/v1beta1',
+      kind: 'ClusterPodPlacementConfig',
+      metadata: { name: 'cluster' },
+      spec: { namespaceSelector: { matchLabels: { [TENANT_LABEL]: 'selected' } } },
+    },
+  });
+  const config = await wait(
+    () =>
+      client.request<{ webhooks: { clientConfig: { service?: { name: string }; url?: string } }[] }>({
+        method: 'GET',
+        path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/pod-placement-mutating-webhook-configuration',
+      }),
+    { timeoutMs: 120_000, what: 'the webhook registered by the controller pod' },
+  );
+  expect(config.webhooks[0]?.clientConfig.service).toBeDefined();
+  expect(config.webhooks[0]?.clientConfig.url).toBeUndefined();
+  return tenant;
+}
+
+/**
+ * Creates pods until one is gated at admission (the API server may not call a just-registered webhook yet and
+ * admits ungated: the webhook fails open), then waits for the controller to ungate it; returns it placed.
+ */
+async function placedPod(
+  client: KubeClient,
+  wait: ExplainedWait,
+  pod: { namespace: string; prefix: string; image: string; args: string[] },
+): Promise<Pod> {
+  const created = await wait(
+    async () => {
+      const got = await client.request<Pod>({
+        method: 'POST',
+        path: `/api/v1/namespaces/${pod.namespace}/pods`,
+        body: {
+          metadata: { generateName: `${pod.prefix}-` },
+          spec: { restartPolicy: 'Never', containers: [{ name: 'app', image: pod.image, args: pod.args }] },
+        },
+      });
+      if (!(got.spec.schedulingGates ?? []).some((g) => g.name === SCHEDULING_GATE)) {
+        await client.request({
+          method: 'DELETE',
+          path: `/api/v1/namespaces/${pod.namespace}/pods/${got.metadata.name}`,
+        });
+        throw new Error(`pod ${got.metadata.name} admitted without the scheduling gate`);
+      }
+      return got;
+    },
+    { timeoutMs: 60_000, what: 'a pod gated at admission by the webhook' },
+  );
+  return wait(
+    async () => {
+      const got = await client.request<Pod>({
+        method: 'GET',
+        path: `/api/v1/namespaces/${pod.namespace}/pods/${created.metadata.name}`,
+      });
+      if ((got.spec.schedulingGates ?? []).length > 0) throw new Error('still gated');
+      return got;
+    },
+    { timeoutMs: 120_000, what: `pod ${created.metadata.name} ungated by the controller` },
+  );
+}
+
+/** Waits for pod `name` to finish; returns it (Succeeded or Failed). */
+function finishedPod(client: KubeClient, wait: ExplainedWait, namespace: string, name: string): Promise<Pod> {
+  return wait(
+    async () => {
+      const p = await client.request<Pod>({
+        method: 'GET',
+        path: `/api/v1/namespaces/${namespace}/pods/${name}`,
+      });
+      if (p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+        throw new Error(`phase ${p.status?.phase ?? 'none'}`);
+      return p;
+    },
+    { timeoutMs: 120_000, what: `pod ${name} to run to completion` },
+  );
 }
 
 /**
@@ -251,26 +440,6 @@ if (isRoot) {
       }
     }
 
-    /** A TCP relay on `host` (an address pods reach) to the registry on loopback; TLS passes through. */
-    async function startRelay(
-      host: string,
-      target: string,
-    ): Promise<{ server: net.Server; address: string }> {
-      const targetPort = Number(target.slice(target.lastIndexOf(':') + 1));
-      const server = net.createServer((client) => {
-        const upstream = net.connect(targetPort, '127.0.0.1');
-        const end = (): void => {
-          client.destroy();
-          upstream.destroy();
-        };
-        client.on('error', end).on('close', end);
-        upstream.on('error', end).on('close', end);
-        client.pipe(upstream).pipe(client);
-      });
-      await new Promise<void>((resolve) => server.listen(0, host, resolve));
-      return { server, address: `${host}:${(server.address() as net.AddressInfo).port}` };
-    }
-
     beforeAll(async () => {
       releaseMachine = await holdRealNodeMachine();
       const setupStarted = Date.now();
@@ -290,63 +459,10 @@ if (isRoot) {
       if (!hostIp) throw new Error('the cluster started without its real node');
       imageLayout = path.join(sharedWork, 'operator-image');
       image = await buildImage(registry, imageLayout);
-      const mirror = await startRelay(hostIp, registry.host);
-      relay = mirror.server;
-
       // What the cluster has before Tessera: OpenShift's namespaces and the CRDs its controllers read, the
-      // registry policy kinds, the global pull secret (for the registry and its mirror), the mirror set.
+      // registry policy kinds, the monitoring CRDs; then the registry mirrored where pods reach it.
       await prepareOpenShiftLikeCluster(client);
-      await kubectl([
-        'apply',
-        '--server-side',
-        '-f',
-        path.join(DEPLOY, 'crds/dev/config.openshift.io_imagedigestmirrorsets.yaml'),
-        '-f',
-        path.join(DEPLOY, 'crds/dev/config.openshift.io_images.yaml'),
-      ]);
-      await waitForCrdsEstablished(kubectl, [
-        'crd/imagedigestmirrorsets.config.openshift.io',
-        'crd/images.config.openshift.io',
-      ]);
-      const auths = (
-        JSON.parse(readFileSync(registry.dockerConfigJsonFile, 'utf8')) as {
-          auths: Record<string, unknown>;
-        }
-      ).auths;
-      const credentials = auths[registry.host];
-      await client.request({
-        method: 'POST',
-        path: '/api/v1/namespaces/openshift-config/secrets',
-        body: {
-          metadata: { name: 'pull-secret' },
-          type: 'kubernetes.io/dockerconfigjson',
-          stringData: {
-            '.dockerconfigjson': JSON.stringify({
-              auths: { [registry.host]: credentials, [mirror.address]: credentials },
-            }),
-          },
-        },
-      });
-      await client.request({
-        method: 'POST',
-        path: '/apis/config.openshift.io/v1/imagedigestmirrorsets',
-        body: {
-          apiVersion: 'config.openshift.io/v1',
-          kind: 'ImageDigestMirrorSet',
-          metadata: { name: 'local-registry' },
-          spec: { imageDigestMirrors: [{ source: registry.host, mirrors: [mirror.address] }] },
-        },
-      });
-      await client.request({
-        method: 'POST',
-        path: '/apis/config.openshift.io/v1/images',
-        body: {
-          apiVersion: 'config.openshift.io/v1',
-          kind: 'Image',
-          metadata: { name: 'cluster' },
-          spec: { registrySources: { insecureRegistries: [mirror.address] } },
-        },
-      });
+      relay = await mirrorRegistryForPods(client, registry, hostIp, kubectl);
 
       // The admin's commands, with the image pinned by digest in an overlay (README "Install").
       const overlay = path.join(work, 'overlay');
@@ -443,53 +559,15 @@ if (isRoot) {
 
     it('gates a pod through the webhook Service and places it; it runs on the real node', async () => {
       const { client } = started();
-      tenant = uniqueName('tenant');
-      await client.request({
-        method: 'POST',
-        path: '/api/v1/namespaces',
-        body: { metadata: { name: tenant, labels: { [TENANT_LABEL]: 'selected' } } },
+      tenant = await enablePlacement(client, eventuallyExplained);
+      const pod = await placedPod(client, eventuallyExplained, {
+        namespace: tenant,
+        prefix: 'version',
+        image,
+        args: ['--version'],
       });
-      await eventually(
-        () => client.request({ method: 'GET', path: `/api/v1/namespaces/${tenant}/serviceaccounts/default` }),
-        { what: 'the default service account of the tenant namespace' },
-      );
-      await client.request({
-        method: 'POST',
-        path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-        body: {
-          apiVersion: 'multiarch.openshift.io/v1beta1',
-          kind: 'ClusterPodPlacementConfig',
-          metadata: { name: 'cluster' },
-          spec: { namespaceSelector: { matchLabels: { [TENANT_LABEL]: 'selected' } } },
-        },
-      });
-      // Registered by the controller pod, pointing at the webhook's Service (not a URL): the API server goes
-      // through the Service's ClusterIP, which kube-proxy on the real node forwards to a webhook pod.
-      const config = await eventuallyExplained(
-        () =>
-          client.request<{ webhooks: { clientConfig: { service?: { name: string }; url?: string } }[] }>({
-            method: 'GET',
-            path: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/pod-placement-mutating-webhook-configuration',
-          }),
-        { timeoutMs: 120_000, what: 'the webhook registered by the controller pod' },
-      );
-      expect(config.webhooks[0]?.clientConfig.service).toBeDefined();
-      expect(config.webhooks[0]?.clientConfig.url).toBeUndefined();
-
-      const pod = await placedPod(tenant, 'version', image, ['--version']);
       expect(archValues(pod)).toEqual([PLATFORM]);
-      const ran = await eventuallyExplained(
-        async () => {
-          const p = await client.request<Pod>({
-            method: 'GET',
-            path: `/api/v1/namespaces/${tenant}/pods/${pod.metadata.name}`,
-          });
-          if (p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
-            throw new Error(`phase ${p.status?.phase ?? 'none'}`);
-          return p;
-        },
-        { timeoutMs: 120_000, what: 'the placed pod to run to completion' },
-      );
+      const ran = await finishedPod(client, eventuallyExplained, tenant, pod.metadata.name);
       expect(ran.status?.phase).toBe('Succeeded');
       expect(ran.spec.nodeName).toBe(realNodeName());
       expect(await kubectl(['logs', '-n', tenant, pod.metadata.name]).then((out) => out.trim())).toMatch(
@@ -510,7 +588,12 @@ if (isRoot) {
         }),
         work,
       );
-      const pod = await placedPod(tenant, 'foreign', foreign, []);
+      const pod = await placedPod(started().client, eventuallyExplained, {
+        namespace: tenant,
+        prefix: 'foreign',
+        image: foreign,
+        args: [],
+      });
       expect(archValues(pod)).toEqual([OTHER_ARCH]);
       const unschedulable = await eventuallyExplained(
         async () => {
@@ -570,54 +653,14 @@ if (isRoot) {
         { timeoutMs: 120_000, what: 'the lease handed over' },
       );
       expect(after.holder).toBe(standby);
-      const pod = await placedPod(tenant, 'after-handover', image, ['--version']);
+      const pod = await placedPod(started().client, eventuallyExplained, {
+        namespace: tenant,
+        prefix: 'after-handover',
+        image,
+        args: ['--version'],
+      });
       expect(archValues(pod)).toEqual([PLATFORM]);
     });
-
-    /**
-     * Creates pods until one is gated at admission (the API server may not call a just-registered webhook yet and
-     * admits ungated: the webhook fails open), then waits for the controller to ungate it; returns it placed.
-     */
-    async function placedPod(
-      namespace: string,
-      prefix: string,
-      podImage: string,
-      args: string[],
-    ): Promise<Pod> {
-      const { client } = started();
-      const created = await eventuallyExplained(
-        async () => {
-          const pod = await client.request<Pod>({
-            method: 'POST',
-            path: `/api/v1/namespaces/${namespace}/pods`,
-            body: {
-              metadata: { generateName: `${prefix}-` },
-              spec: { restartPolicy: 'Never', containers: [{ name: 'app', image: podImage, args }] },
-            },
-          });
-          if (!(pod.spec.schedulingGates ?? []).some((g) => g.name === SCHEDULING_GATE)) {
-            await client.request({
-              method: 'DELETE',
-              path: `/api/v1/namespaces/${namespace}/pods/${pod.metadata.name}`,
-            });
-            throw new Error(`pod ${pod.metadata.name} admitted without the scheduling gate`);
-          }
-          return pod;
-        },
-        { timeoutMs: 60_000, what: 'a pod gated at admission by the webhook' },
-      );
-      return eventuallyExplained(
-        async () => {
-          const pod = await client.request<Pod>({
-            method: 'GET',
-            path: `/api/v1/namespaces/${namespace}/pods/${created.metadata.name}`,
-          });
-          if ((pod.spec.schedulingGates ?? []).length > 0) throw new Error('still gated');
-          return pod;
-        },
-        { timeoutMs: 120_000, what: `pod ${created.metadata.name} ungated by the controller` },
-      );
-    }
   });
 
   describe("OLM v0's catalog path on the real node", () => {
@@ -633,6 +676,8 @@ if (isRoot) {
     let work = '';
     let csvName = '';
     let csvDeployments: string[] = [];
+    let relay: net.Server | undefined;
+    let operatorImage = '';
 
     const started = (): { cluster: DevCluster; client: KubeClient; olm: Olm } => {
       if (!cluster || !client || !olm) throw new Error('the cluster with OLM did not start (see beforeAll)');
@@ -691,6 +736,7 @@ if (isRoot) {
             .split('@')
             .at(-1)}`
         : await buildImage(registry);
+      operatorImage = operator;
       const util = await pushImage(
         registry,
         'operator-framework/olm',
@@ -735,6 +781,10 @@ if (isRoot) {
         work,
       );
       olm = await startOlm(cluster, { opm: opmImage, util });
+      // Before the operator starts: the registry mirrored where its controller pod reaches it.
+      const hostIp = cluster.realNodes?.nodes[0]?.addresses.hostIp;
+      if (!hostIp) throw new Error('the cluster started without its real node');
+      relay = await mirrorRegistryForPods(client, registry, hostIp, (args) => started().olm.kubectl(args));
       for (const kind of ['PrometheusRule', 'ServiceMonitor'] as const)
         await create('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', prometheusOperatorCrd(kind));
       await waitForCrdsEstablished(
@@ -836,6 +886,7 @@ if (isRoot) {
       try {
         await olm?.stop();
         await client?.close();
+        await new Promise<void>((resolve) => (relay ? relay.close(() => resolve()) : resolve()));
         await cluster?.stop({ wipe: true });
         if (work) rmSync(work, { recursive: true, force: true });
       } finally {
@@ -974,6 +1025,23 @@ if (isRoot) {
           }),
         ]);
     }, 900_000);
+
+    it('places a tenant pod with the operator OLM installed; it runs on the real node', async () => {
+      const { client } = started();
+      const explained: ExplainedWait = (check, options) => waitFor(options.what, check, options.timeoutMs);
+      const tenant = await enablePlacement(client, explained);
+      // The operator's own image (multi-arch, so it declares this node's architecture) runs `--version`.
+      const pod = await placedPod(client, explained, {
+        namespace: tenant,
+        prefix: 'version',
+        image: operatorImage,
+        args: ['--version'],
+      });
+      expect(archValues(pod)).toEqual([PLATFORM]);
+      const ran = await finishedPod(client, explained, tenant, pod.metadata.name);
+      expect(ran.status?.phase).toBe('Succeeded');
+      expect(ran.spec.nodeName).toBe(started().cluster.realNodes?.nodes[0]?.name);
+    }, 600_000);
   });
 } else {
   describe('Tessera as real pods without root', () => {
