@@ -8,6 +8,7 @@ import {
   ClusterDnsServer,
   answerQuery,
   clusterResolvConf,
+  encodeForUdp,
   parseClusterName,
   serviceAddresses,
   upstreamNameserver,
@@ -185,6 +186,21 @@ describe('ClusterDnsServer', () => {
     }
     const refusing = await serve();
     await expect(refusing.resolve4('quay.io')).rejects.toMatchObject({ code: 'EREFUSED' });
+  });
+
+  it('truncates a UDP answer that does not fit, and the resolver gets it whole over TCP', async () => {
+    const many = Array.from({ length: 100 }, (_, i) => `10.88.0.${i + 2}`);
+    const resolver = await serve({
+      addresses: (namespace, service) => (namespace === 'shop' && service === 'all' ? many : undefined),
+    });
+    // 100 A records are about 1.6 KB, over the 512 bytes a client without EDNS0 takes over UDP.
+    const reply = answerQuery(query('all.shop.svc.cluster.local'), (ns, s) =>
+      ns === 'shop' && s === 'all' ? many : undefined,
+    );
+    if (reply === 'forward') throw new TypeError('not forwarded');
+    const truncated = dnsPacket.decode(encodeForUdp(reply, query('all.shop.svc.cluster.local')));
+    expect([truncated.flag_tc, truncated.answers]).toEqual([true, []]);
+    expect((await resolver.resolve4('all.shop.svc.cluster.local')).sort()).toEqual([...many].sort());
   });
 
   it('answers over TCP, and drops oversized messages without stopping', async () => {

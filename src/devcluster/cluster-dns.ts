@@ -109,6 +109,28 @@ export function answerQuery(
   );
 }
 
+/** The largest UDP answer the client takes: its EDNS0 payload size (at most our message budget), else 512 bytes. */
+export function udpAnswerLimit(query: DecodedPacket): number {
+  const opt = (query.additionals ?? []).find((record) => record.type === 'OPT') as
+    { udpPayloadSize?: number } | undefined;
+  const advertised = opt?.udpPayloadSize ?? 0;
+  return Math.min(Math.max(advertised, 512), CLUSTER_DNS_BUDGETS.maxMessageBytes);
+}
+
+/**
+ * The wire form of `reply` for a UDP client: as is when it fits, else the header and question with TC set, so the
+ * client asks again over TCP (a headless Service with many endpoints). Pure.
+ */
+export function encodeForUdp(reply: Packet, query: DecodedPacket): Buffer {
+  const whole = dnsPacket.encode(reply);
+  if (whole.length <= udpAnswerLimit(query)) return whole;
+  return dnsPacket.encode({
+    ...reply,
+    flags: (reply.flags ?? 0) | dnsPacket.TRUNCATED_RESPONSE,
+    answers: [],
+  });
+}
+
 /** A failure answer (SERVFAIL, REFUSED) to a raw query, keeping its id and question when they can be read. */
 function failure(query: DecodedPacket, rcode: number): Buffer {
   return dnsPacket.encode({
@@ -196,7 +218,7 @@ export class ClusterDnsServer {
   private readonly sockets = new Set<net.Socket>();
 
   /** The answer to one raw query, or undefined to drop it (unreadable: no id to answer). */
-  private async respond(message: Buffer): Promise<Buffer | undefined> {
+  private async respond(message: Buffer, transport: 'udp' | 'tcp'): Promise<Buffer | undefined> {
     if (message.length > CLUSTER_DNS_BUDGETS.maxMessageBytes) return undefined;
     let query: DecodedPacket;
     try {
@@ -205,7 +227,8 @@ export class ClusterDnsServer {
       return undefined;
     }
     const decided = answerQuery(query, this.options.addresses, this.options.domain);
-    if (decided !== 'forward') return dnsPacket.encode(decided);
+    if (decided !== 'forward')
+      return transport === 'udp' ? encodeForUdp(decided, query) : dnsPacket.encode(decided);
     const upstream = this.options.upstream;
     if (!upstream) return failure(query, RCODE.REFUSED);
     if (this.forwardsInFlight >= CLUSTER_DNS_BUDGETS.maxForwardsInFlight)
@@ -219,7 +242,7 @@ export class ClusterDnsServer {
   }
 
   private async onDatagram(message: Buffer, peer: RemoteInfo): Promise<void> {
-    const answer = await this.respond(message);
+    const answer = await this.respond(message, 'udp');
     if (answer) this.udp.send(answer, peer.port, peer.address);
   }
 
@@ -239,7 +262,7 @@ export class ClusterDnsServer {
         if (buffered.length < 2 + length) return;
         const message = buffered.subarray(2, 2 + length);
         buffered = buffered.subarray(2 + length);
-        void this.respond(Buffer.from(message)).then((answer) => {
+        void this.respond(Buffer.from(message), 'tcp').then((answer) => {
           if (!answer || socket.destroyed) return;
           const framed = Buffer.alloc(2 + answer.length);
           framed.writeUInt16BE(answer.length, 0);
