@@ -8,6 +8,7 @@
 import { stringify } from 'yaml';
 import type { PerformanceProfileStatus, ProfileCondition } from './api/types.js';
 import { parseWithinBudget, STATUS_YAML_BUDGET } from './bounded-yaml.js';
+import { NOT_CANONICAL, parseCanonicalStatusYaml } from './canonical-status-yaml.js';
 import { NODEPOOL_CONDITION_PREFIX } from './constants.js';
 import { BudgetExceededError, NodePoolError, StatusInvalidError, StatusUndecodableError } from './errors.js';
 import { isRecord, MAX_CONDITION_MESSAGE_LENGTH, truncateText, errorMessage } from '../runtime/light.js';
@@ -164,13 +165,17 @@ function decodeCondition(raw: unknown, index: number): ProfileCondition {
  * StatusUndecodableError (anything else, including the parser's own errors).
  */
 export function decodeProfileStatus(text: string): PerformanceProfileStatus {
-  let raw: unknown;
-  try {
-    raw = parseWithinBudget(text, STATUS_YAML_BUDGET, 'key "status"');
-  } catch (err) {
-    if (err instanceof NodePoolError) throw err;
-    const message = errorMessage(err);
-    throw new StatusUndecodableError(message.split('\n')[0] ?? message, { cause: err });
+  // The layout NTO and encodeProfileStatus write is read without the YAML library (same value); any other text,
+  // hostile text included, takes the budgeted general path.
+  let raw: unknown = parseCanonicalStatusYaml(text);
+  if (raw === NOT_CANONICAL) {
+    try {
+      raw = parseWithinBudget(text, STATUS_YAML_BUDGET, 'key "status"');
+    } catch (err) {
+      if (err instanceof NodePoolError) throw err;
+      const message = errorMessage(err);
+      throw new StatusUndecodableError(message.split('\n')[0] ?? message, { cause: err });
+    }
   }
   if (raw === null || raw === undefined) return {};
   if (!isRecord(raw))
