@@ -65,16 +65,14 @@ export function parseClusterName(qname: string, domain: string = CLUSTER_DOMAIN)
 /** The IPv4 addresses of a Service, undefined when there is no such Service. */
 export type ServiceAddresses = (namespace: string, service: string) => readonly string[] | undefined;
 
-/**
- * The answer to one query, or 'forward' for a name outside the cluster domain. Pure. Answers under the cluster
- * domain are authoritative; a Service name asked for another record type than A is NOERROR with no answer.
- */
-export function answerQuery(
+/** The response to `query` with `rcode`: its id, question and recursion-desired bit kept. Pure. */
+function responseTo(
   query: DecodedPacket,
-  addresses: ServiceAddresses,
-  domain: string = CLUSTER_DOMAIN,
-): Packet | 'forward' {
-  const reply = (rcode: number, answers: Answer[] = [], authoritative = true): Packet => ({
+  rcode: number,
+  answers: Answer[] = [],
+  authoritative = false,
+): Packet {
+  return {
     type: 'response',
     id: query.id ?? 0,
     flags:
@@ -84,7 +82,21 @@ export function answerQuery(
       rcode,
     questions: query.questions ?? [],
     answers,
-  });
+  };
+}
+
+/**
+ * The answer to one query, or 'forward' for a name outside the cluster domain. Pure. Answers under the cluster
+ * domain are authoritative; a Service name asked for another record type than A is NOERROR with no answer.
+ */
+export function answerQuery(
+  query: DecodedPacket,
+  addresses: ServiceAddresses,
+  domain: string = CLUSTER_DOMAIN,
+): Packet | 'forward' {
+  // Answers under the cluster domain are authoritative; malformed or unsupported queries are not.
+  const reply = (rcode: number, answers: Answer[] = [], authoritative = true): Packet =>
+    responseTo(query, rcode, answers, authoritative);
   const questions = query.questions ?? [];
   const [question] = questions;
   if (query.type !== 'query' || questions.length !== 1 || !question) return reply(RCODE.FORMERR, [], false);
@@ -133,12 +145,7 @@ export function encodeForUdp(reply: Packet, query: DecodedPacket): Buffer {
 
 /** A failure answer (SERVFAIL, REFUSED) to a raw query, keeping its id and question when they can be read. */
 function failure(query: DecodedPacket, rcode: number): Buffer {
-  return dnsPacket.encode({
-    type: 'response',
-    id: query.id ?? 0,
-    flags: (query.flag_rd ? dnsPacket.RECURSION_DESIRED : 0) | dnsPacket.RECURSION_AVAILABLE | rcode,
-    questions: query.questions ?? [],
-  });
+  return dnsPacket.encode(responseTo(query, rcode));
 }
 
 /** The first IPv4 nameserver of a resolv.conf, if any. Pure. */

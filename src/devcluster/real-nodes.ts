@@ -282,8 +282,7 @@ export function inNodeNetwork(
   command: readonly string[],
 ): { readonly binary: string; readonly args: string[] } {
   const first = state.nodes[0];
-  const resolvConf = realNodeResolvConf(state);
-  if (!first || !resolvConf) {
+  if (!first) {
     throw new DevClusterError(
       'TESSERA_DEVCLUSTER_REAL_NODE_FAILED',
       'the cluster has no real node to run in',
@@ -301,7 +300,7 @@ export function inNodeNetwork(
       'sh',
       '-c',
       'mount --bind "$0" /etc/resolv.conf && exec "$@"',
-      resolvConf,
+      resolvConfOf(first),
       ...command,
     ],
   };
@@ -501,10 +500,12 @@ function clusterDnsAddress(firstNode: RealNodeAddresses): string {
   return firstNode.hostIp;
 }
 
-/** The resolv.conf a host process is given to resolve the cluster's Service names (see ./cluster-dns.ts). */
-export function realNodeResolvConf(state: RealNodesState): string | undefined {
-  const first = state.nodes[0];
-  return first ? path.join(first.dir, 'resolv.conf') : undefined;
+/**
+ * The resolv.conf naming the cluster DNS, written beside the node that runs it: what a host process is given to
+ * resolve the cluster's Service names (inNodeNetwork).
+ */
+function resolvConfOf(dnsNode: RealNodeState): string {
+  return path.join(dnsNode.dir, 'resolv.conf');
 }
 
 /**
@@ -542,7 +543,7 @@ async function startClusterDns(
       ),
     info.timeoutMs,
   );
-  writeFileSync(path.join(node.dir, 'resolv.conf'), clusterResolvConf(address));
+  writeFileSync(resolvConfOf(node), clusterResolvConf(address));
 }
 
 async function waitForNodeReady(kc: KubeConfig, name: string, timeoutMs: number): Promise<void> {
