@@ -228,4 +228,23 @@ describe('ClusterDnsServer', () => {
     udp.close();
     expect(await resolver.resolve4('web.shop.svc.cluster.local')).toEqual(['10.96.12.7']);
   });
+
+  it('a port taken for TCP: fails naming it, and leaves the UDP port free again', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      await expect(ClusterDnsServer.listen({ host: '127.0.0.1', port, addresses: services })).rejects.toThrow(
+        'EADDRINUSE',
+      );
+      const udp = createSocket('udp4');
+      await new Promise<void>((resolve, reject) => {
+        udp.once('error', reject);
+        udp.bind(port, '127.0.0.1', resolve);
+      });
+      udp.close();
+    } finally {
+      taken.close();
+    }
+  });
 });

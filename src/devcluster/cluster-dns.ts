@@ -184,6 +184,18 @@ export class ClusterDnsServer {
   ) {}
 
   static async listen(options: ClusterDnsServerOptions): Promise<ClusterDnsServer> {
+    // A picked port (0) is free for UDP but may be taken for TCP (another process's connection): pick again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ClusterDnsServer.listenOnce(options);
+      } catch (err) {
+        const taken = (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+        if (!taken || (options.port ?? 53) !== 0 || attempt >= 5) throw err;
+      }
+    }
+  }
+
+  private static async listenOnce(options: ClusterDnsServerOptions): Promise<ClusterDnsServer> {
     const udp = createSocket('udp4');
     const tcp = net.createServer();
     tcp.maxConnections = CLUSTER_DNS_BUDGETS.maxTcpConnections;
@@ -200,13 +212,18 @@ export class ClusterDnsServer {
       });
     });
     // TCP on the port UDP got (which may have been picked).
-    await new Promise<void>((resolve, reject) => {
-      tcp.once('error', reject);
-      tcp.listen(udp.address().port, options.host, () => {
-        tcp.off('error', reject);
-        resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject);
+        tcp.listen(udp.address().port, options.host, () => {
+          tcp.off('error', reject);
+          resolve();
+        });
       });
-    });
+    } catch (err) {
+      udp.close();
+      throw err;
+    }
     return server;
   }
 
