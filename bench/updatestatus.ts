@@ -1,10 +1,13 @@
-// `npm run bench -- updatestatus [command|controller|informers|informers-listmap ...]` (all without a name):
+// `npm run bench -- updatestatus [command|controller|informers|informers-no-turns|informers-listmap ...]` (all
+// without a name):
 // - command: `tessera upgrade status --details=all --mock-clusterversion` on a synthetic cluster scaled from a
 //   shared oc snapshot (5,000 nodes in 10 pools, 60 operators; then 10,000 nodes): whole command (read + parse +
 //   assess + render) against the floor of only reading and parsing the same files. Each measurement runs in a fresh
 //   child process so peak RSS belongs to that work alone; times are medians.
 // - controller: the update status controller on a real API server, 100 node changes/s on 5,000 nodes.
-// - informers: the same with three informers writing at once (the controller's, pod placement's, NodePools').
+// - informers: the same with three informers writing at once (the controller's, pod placement's, NodePools'),
+//   taking write turns through their Lease as deployed (src/updatestatus/write-turn.ts).
+// - informers-no-turns: informers again with writers that apply at once (metrics `informers_noturns_*`, no goals).
 // - informers-listmap: informers again with the CRD as it was (insight lists a map keyed by uid), to compare under
 //   the same load (metrics `informers_listmap_*`, no goals).
 // TESSERA_BENCH_UPDATESTATUS_DUMP=FILE writes the informers' final UpdateStatus there, managedFields included (the
@@ -25,6 +28,7 @@ import { renderUpdateStatus } from '../src/updatestatus/render.js';
 import { loadSnapshot, parseYaml, snapshotPaths } from '../src/updatestatus/snapshot.js';
 import { fixturePath } from '../test/support/fixtures.js';
 import { type DevCluster, startDevCluster } from '../src/devcluster/cluster.js';
+import { apiServerCpuProfile } from './tools/apiserver-profile.js';
 import { SharedInformerFactory } from '../src/runtime/cache/informer-factory.js';
 import { KubeClient } from '../src/runtime/client.js';
 import type { KubeObject } from '../src/runtime/object.js';
@@ -35,7 +39,7 @@ import { updateStatusCrd } from '../src/updatestatus/api/crd.js';
 import { applyCrds } from '../src/runtime/crds.js';
 import type { UpdateStatus } from '../src/updatestatus/api/schema.js';
 import { createUpdateStatusController } from '../src/updatestatus/controller.js';
-import { InsightPublisher } from '../src/updatestatus/informer.js';
+import { InsightPublisher, WRITE_TURN_NAMESPACE } from '../src/updatestatus/informer.js';
 import { Manager } from '../src/runtime/manager.js';
 import { realClock } from '../src/runtime/clock.js';
 import { createLogger } from '../src/runtime/logging.js';
@@ -262,6 +266,7 @@ export async function startUpdatingCluster(
   const cluster = await startDevCluster({
     name,
     nodes: 'none',
+    apiServerProfiling: Boolean(process.env.TESSERA_BENCH_APISERVER_PPROF),
     stateRoot: mkdtempSync(path.join(os.tmpdir(), 'tessera-bench-us-')),
   });
   const client = new KubeClient(await cluster.kubeConfig());
@@ -485,6 +490,12 @@ const NODEPOOL_CHANGES_PER_SECOND = 5;
 const INFORMERS_CHANGE_SECONDS = 20;
 const NODEPOOL_NAMESPACE = 'clusters';
 
+/**
+ * `turns`: every writer takes its write turn (the default, as deployed); `no-turns`: writers apply at once;
+ * `listmap`: turns, with the CRD before insight lists were atomic.
+ */
+type InformersVariant = 'turns' | 'no-turns' | 'listmap';
+
 type Kind = 'nodes' | 'nodepools' | 'podplacement';
 
 /**
@@ -497,9 +508,10 @@ type Kind = 'nodes' | 'nodepools' | 'podplacement';
  * if nothing held it back. Latency: from a change (the last write of a batch, or the recorded failure) to a watcher
  * of the UpdateStatus seeing it. Writes: counted by each writer, and the object's versions seen by the watcher.
  */
-export async function informersBench(insightLists: InsightListType = 'atomic'): Promise<BenchMetric[]> {
+export async function informersBench(variant: InformersVariant = 'turns'): Promise<BenchMetric[]> {
+  const insightLists: InsightListType = variant === 'listmap' ? 'map' : 'atomic';
   const { cluster, client, workers, finishNode } = await startUpdatingCluster(
-    `bench-updatestatus-informers-${insightLists}`,
+    `bench-updatestatus-informers-${variant}`,
     insightLists,
   );
   const stop = new AbortController();
@@ -507,6 +519,12 @@ export async function informersBench(insightLists: InsightListType = 'atomic'): 
   const running: Promise<void>[] = [];
   try {
     await installNodePoolCrds(client, 'management');
+    // The write turn's Lease lives in the update status controller's namespace, as deploy/updatestatus creates it;
+    // without it (`no-turns`) every writer writes at once, as before the write turn.
+    if (variant !== 'no-turns')
+      await new ResourceClient<KubeObject>(client, Namespaces).create({
+        metadata: { name: WRITE_TURN_NAMESPACE },
+      });
     await new ResourceClient<KubeObject>(client, Namespaces).create({
       metadata: { name: NODEPOOL_NAMESPACE },
     });
@@ -698,6 +716,11 @@ export async function informersBench(insightLists: InsightListType = 'atomic'): 
     const changeStart = performance.now();
     const eluBefore = performance.eventLoopUtilization();
     const cpuBefore = process.cpuUsage();
+    // TESSERA_BENCH_APISERVER_PPROF=FILE: kube-apiserver's CPU profile over the changes, for where its time goes.
+    const profileTo = process.env.TESSERA_BENCH_APISERVER_PPROF;
+    const profiled = profileTo
+      ? apiServerCpuProfile(cluster, INFORMERS_CHANGE_SECONDS).then((p) => writeFileSync(profileTo, p))
+      : Promise.resolve();
     for (let second = 0; second < INFORMERS_CHANGE_SECONDS; second++) {
       const batchStart = performance.now();
       // Nodes: 100 finish their update.
@@ -724,6 +747,7 @@ export async function informersBench(insightLists: InsightListType = 'atomic'): 
       if (rest > 0) await new Promise((r) => setTimeout(r, rest));
     }
     const seconds = (performance.now() - changeStart) / 1000;
+    await profiled;
     const apiServerCores = (processCpuSeconds(apiServerPid) - apiServerCpuBefore) / seconds;
     // This process runs every writer, the watcher and the change generator on one thread: how busy it was, and its
     // CPU, tell whether it or the API server (the rest of the machine) held the writes back.
@@ -841,12 +865,17 @@ export async function informersBench(insightLists: InsightListType = 'atomic'): 
           'kube-apiserver over the change period: the status writes, 100 node patches/s, NodePools, watches',
       },
     ];
-    if (insightLists === 'atomic') return metrics;
-    // The same run with the CRD as it was, for comparison under the same load: the figures, without goals.
+    if (variant === 'turns') return metrics;
+    // The same run with the CRD as it was, or with writers that do not take turns, for comparison under the same
+    // load: the figures, without goals.
+    const [prefix, what] =
+      variant === 'listmap'
+        ? ['informers_listmap_', 'insight lists a map keyed by uid (the CRD before)']
+        : ['informers_noturns_', 'writers that do not take turns (before the write turn)'];
     return metrics.map(({ goal: _goal, ...m }) => ({
       ...m,
-      name: m.name.replace(/^informers_/, 'informers_listmap_'),
-      baseline: `insight lists a map keyed by uid (the CRD before)${m.baseline ? `; ${m.baseline}` : ''}`,
+      name: m.name.replace(/^informers_/, prefix),
+      baseline: `${what}${m.baseline ? `; ${m.baseline}` : ''}`,
     }));
   } finally {
     stop.abort();
@@ -856,9 +885,12 @@ export async function informersBench(insightLists: InsightListType = 'atomic'): 
   }
 }
 
-const SCENARIOS = ['command', 'controller', 'informers', 'informers-listmap'] as const;
+const SCENARIOS = ['command', 'controller', 'informers', 'informers-no-turns', 'informers-listmap'] as const;
 
-/** `npm run bench -- updatestatus [command|controller|informers|informers-listmap ...]`: all without a name. */
+/**
+ * `npm run bench -- updatestatus [command|controller|informers|informers-no-turns|informers-listmap ...]`: all
+ * without a name.
+ */
 export async function run(args: readonly string[] = []): Promise<BenchResult> {
   const unknown = args.filter((a) => !(SCENARIOS as readonly string[]).includes(a));
   if (unknown.length > 0)
@@ -870,7 +902,8 @@ export async function run(args: readonly string[] = []): Promise<BenchResult> {
   if (wanted('command')) metrics.push(...(await commandBench()));
   if (wanted('controller')) metrics.push(...(await controllerBench()));
   if (wanted('informers')) metrics.push(...(await informersBench()));
-  if (wanted('informers-listmap')) metrics.push(...(await informersBench('map')));
+  if (wanted('informers-no-turns')) metrics.push(...(await informersBench('no-turns')));
+  if (wanted('informers-listmap')) metrics.push(...(await informersBench('listmap')));
   return { metrics, partial: args.length > 0 };
 }
 

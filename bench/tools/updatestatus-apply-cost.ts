@@ -3,11 +3,15 @@
 // Input: an UpdateStatus as the informers bench leaves it (`TESSERA_BENCH_UPDATESTATUS_DUMP=FILE npm run bench --
 // updatestatus informers`). Usage: `npx tsx bench/tools/updatestatus-apply-cost.ts FILE [SECONDS]`.
 // For each variant: the applies of each writer's contribution once (the managedFields the bench produces), then
-// applies of the `nodes` contribution one at a time, then the four informers applying at once for SECONDS.
-import { readFileSync, mkdtempSync } from 'node:fs';
+// applies of the `nodes` contribution one at a time, then the four informers applying at once for SECONDS, then
+// the four taking turns for SECONDS.
+// With APPLY_COST_PPROF=DIR, kube-apiserver's CPU profile of each variant's concurrent phase is written to
+// DIR/<variant>.pprof and DIR/<variant>-serialized.pprof (read it with `go tool pprof -top <kube-apiserver binary> FILE`).
+import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { apiServerCpuProfile } from './apiserver-profile.js';
 import { startDevCluster } from '../../src/devcluster/cluster.js';
 import { KubeClient } from '../../src/runtime/client.js';
 import { applyCrds } from '../../src/runtime/crds.js';
@@ -63,6 +67,24 @@ const cpuSeconds = (pid: number | undefined) => {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 };
 
+/**
+ * etcd update transactions the API server has made for `group`'s UpdateStatuses: one per attempt of a write, so
+ * more than one per apply means applies conflicted and were retried (etcd_requests_total).
+ */
+const etcdUpdates = async (group: string) => {
+  const text = await client.requestText({ method: 'GET', path: '/metrics' }, 64 * 1024 * 1024);
+  let n = 0;
+  for (const line of text.split('\n'))
+    if (
+      line.startsWith('etcd_requests_total{') &&
+      line.includes('operation="update"') &&
+      line.includes(`group="${group}"`) &&
+      line.includes('resource="updatestatuses"')
+    )
+      n += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return n;
+};
+
 const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
@@ -78,6 +100,7 @@ const cluster = await startDevCluster({
   controllerManager: false,
   scheduler: false,
   kwok: false,
+  apiServerProfiling: Boolean(process.env.APPLY_COST_PPROF),
   stateRoot: mkdtempSync(path.join(os.tmpdir(), 'tessera-us-apply-cost-')),
 });
 const client = new KubeClient(await cluster.kubeConfig());
@@ -211,36 +234,62 @@ try {
         (cpuSeconds(apiServerPid) - smallCpu0 - idleCpuPerMs * (performance.now() - smallT0)) * 1000,
       );
     }
-  // Four writers at once on one variant for `seconds`, each applying as soon as its last apply returned.
-  for (const s of setups) {
+  /**
+   * Four writers on one variant for `seconds`, each applying as soon as its last apply returned; `serialized`: they
+   * take turns (one apply in flight at a time), as writers that coordinate would.
+   */
+  const fourWriters = async (s: (typeof setups)[number], serialized: boolean, pprofFile?: string) => {
     const latencies: number[] = [];
-    const until = performance.now() + seconds * 1000;
-    await Promise.all(
-      writers.map(async (w) => {
+    const start = performance.now();
+    const until = start + seconds * 1000;
+    const cpu0 = cpuSeconds(apiServerPid);
+    const etcdUpdates0 = await etcdUpdates(s.group);
+    const profile = pprofFile
+      ? apiServerCpuProfile(cluster, seconds).then((p) => writeFileSync(pprofFile, p))
+      : Promise.resolve();
+    let turn: Promise<unknown> = Promise.resolve();
+    await Promise.all([
+      profile,
+      ...writers.map(async (w) => {
         while (performance.now() < until) {
           const b = body(s.group, w, s.variant.nodesPerPool);
           const t0 = performance.now();
-          await s.client.apply(b, {
-            fieldManager: informerFieldManager(w),
-            force: true,
-            subresource: 'status',
-          });
+          const apply = () =>
+            s.client.apply(b, { fieldManager: informerFieldManager(w), force: true, subresource: 'status' });
+          if (serialized) await (turn = turn.then(apply));
+          else await apply();
           latencies.push(performance.now() - t0);
         }
       }),
+    ]);
+    const prefix = serialized ? 'serialized4' : 'concurrent4';
+    return {
+      [`${prefix}AppliesPerS`]: latencies.length / seconds,
+      // Against the sequential figure: applies that overlap on one object conflict in etcd, and the API server
+      // retries each conflicting one from its decode (GuaranteedUpdate), so CPU per apply grows with overlap.
+      [`${prefix}ApiServerCpuMsPerApply`]:
+        ((cpuSeconds(apiServerPid) - cpu0 - idleCpuPerMs * (performance.now() - start)) * 1000) /
+        latencies.length,
+      [`${prefix}EtcdUpdatesPerApply`]: ((await etcdUpdates(s.group)) - etcdUpdates0) / latencies.length,
+      [`${prefix}ApplyMsP50`]: percentile(latencies, 50),
+      [`${prefix}ApplyMsP99`]: percentile(latencies, 99),
+    };
+  };
+  const pprofDir = process.env.APPLY_COST_PPROF;
+  for (const s of setups)
+    Object.assign(
+      results[s.variant.name] ?? {},
+      {
+        sequentialNodesApplyMsMedian: percentile(sequential[s.variant.name] ?? [], 50),
+        sequentialNodesApplyApiServerCpuMsMean:
+          (cpuMs[s.variant.name] ?? []).reduce((a, b) => a + b, 0) / (cpuMs[s.variant.name]?.length ?? 1),
+        sequentialSmallApplyApiServerCpuMsMean:
+          (smallCpuMs[s.variant.name] ?? []).reduce((a, b) => a + b, 0) /
+          (smallCpuMs[s.variant.name]?.length ?? 1),
+      },
+      await fourWriters(s, false, pprofDir && path.join(pprofDir, `${s.variant.name}.pprof`)),
+      await fourWriters(s, true, pprofDir && path.join(pprofDir, `${s.variant.name}-serialized.pprof`)),
     );
-    Object.assign(results[s.variant.name] ?? {}, {
-      sequentialNodesApplyMsMedian: percentile(sequential[s.variant.name] ?? [], 50),
-      sequentialNodesApplyApiServerCpuMsMean:
-        (cpuMs[s.variant.name] ?? []).reduce((a, b) => a + b, 0) / (cpuMs[s.variant.name]?.length ?? 1),
-      sequentialSmallApplyApiServerCpuMsMean:
-        (smallCpuMs[s.variant.name] ?? []).reduce((a, b) => a + b, 0) /
-        (smallCpuMs[s.variant.name]?.length ?? 1),
-      concurrent4AppliesPerS: latencies.length / seconds,
-      concurrent4ApplyMsP50: percentile(latencies, 50),
-      concurrent4ApplyMsP99: percentile(latencies, 99),
-    });
-  }
   process.stdout.write(
     JSON.stringify(
       { loadAverage1m: os.loadavg()[0], idleApiServerCores: idleCpuPerMs * 1000, variants: results },

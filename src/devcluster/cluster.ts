@@ -91,6 +91,11 @@ export interface DevClusterOptions {
    * through the `kubernetes` Service). Default: 0.
    */
   readonly realNodes?: number;
+  /**
+   * Serve kube-apiserver's `/debug/pprof` (to system:masters), for benchmark tools that profile where the API
+   * server's CPU goes. Default: false, as a hardened control plane runs.
+   */
+  readonly apiServerProfiling?: boolean;
 }
 
 export interface DevClusterState {
@@ -547,6 +552,7 @@ class ClusterStart {
         this.files,
         this.options.serviceRouterSocket,
         this.realNodes ? this.apiAddress : undefined,
+        this.options.apiServerProfiling ?? false,
       ),
       logFile: this.logFile('kube-apiserver'),
     });
@@ -719,6 +725,7 @@ function apiServerArgs(
   files: Files,
   serviceRouterSocket?: string,
   realNodeAddress?: string,
+  profiling = false,
 ): string[] {
   const egress: string[] = [];
   if (serviceRouterSocket) {
@@ -763,7 +770,7 @@ function apiServerArgs(
     `--service-account-signing-key-file=${pki.file('sa.key')}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     '--allow-privileged=true',
-    '--profiling=false',
+    `--profiling=${profiling}`,
     `--cert-dir=${path.join(files.dir, 'apiserver-certs')}`,
     '--v=1',
   ];

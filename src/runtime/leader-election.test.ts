@@ -2,76 +2,9 @@
 // renewDeadline after the start of its last successful renewal (so before leaseDuration, when others may take
 // over), whatever the retry period and even with a renewal hanging; and timings are validated like client-go.
 import { describe, expect, it } from 'vitest';
-import { ApiStatusError, ApiTransportError, InvalidArgumentError } from './errors.js';
-import {
-  LeaderElector,
-  type Lease,
-  type LeaseClient,
-  type LeaderElectionOptions,
-} from './leader-election.js';
-import type { ObjectRef, WriteOptions } from './resource-client.js';
-import { FakeClock } from './testing/index.js';
-
-type Mode = 'ok' | 'refuse' | 'hang';
-
-/** One Lease in memory with optimistic concurrency; `mode` makes every call succeed, fail at once, or hang. */
-class MemoryLeases implements LeaseClient {
-  lease: Lease | undefined;
-  mode: Mode = 'ok';
-  /** Every call: operation, clock time, and the signal it was given. */
-  readonly calls: Array<{ op: string; at: number; signal: AbortSignal | undefined }> = [];
-  private rv = 0;
-
-  constructor(private readonly clock: FakeClock) {}
-
-  get(_ref: ObjectRef, signal?: AbortSignal): Promise<Lease> {
-    return this.answer('get', signal, () => {
-      if (!this.lease) throw new ApiStatusError('GET', '/lease', 404, 'NotFound', 'not found', {});
-      return structuredClone(this.lease);
-    });
-  }
-
-  create(obj: Lease, opts: WriteOptions = {}): Promise<Lease> {
-    return this.answer('create', opts.signal, () => {
-      if (this.lease) throw new ApiStatusError('POST', '/lease', 409, 'AlreadyExists', 'exists', {});
-      return this.store(obj);
-    });
-  }
-
-  update(obj: Lease, opts: WriteOptions = {}): Promise<Lease> {
-    return this.answer('update', opts.signal, () => {
-      if (obj.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion)
-        throw new ApiStatusError('PUT', '/lease', 409, 'Conflict', 'stale', {});
-      return this.store(obj);
-    });
-  }
-
-  /** Another candidate writes the lease (as if it had taken over). */
-  takenBy(holder: string): void {
-    this.store({ ...this.lease, spec: { ...this.lease?.spec, holderIdentity: holder } });
-  }
-
-  private store(obj: Lease): Lease {
-    this.lease = {
-      ...structuredClone(obj),
-      metadata: { ...obj.metadata, resourceVersion: String(++this.rv) },
-    };
-    return structuredClone(this.lease);
-  }
-
-  private answer<T>(op: string, signal: AbortSignal | undefined, fn: () => T): Promise<T> {
-    this.calls.push({ op, at: this.clock.now(), signal });
-    if (this.mode === 'refuse')
-      return Promise.reject(new ApiTransportError('GET', '/lease', new Error('connect ECONNREFUSED')));
-    if (this.mode === 'hang')
-      return new Promise<T>((_resolve, reject) => {
-        const fail = (): void => reject(new Error('request aborted'));
-        if (signal?.aborted) fail();
-        else signal?.addEventListener('abort', fail, { once: true });
-      });
-    return Promise.resolve().then(fn);
-  }
-}
+import { InvalidArgumentError } from './errors.js';
+import { LeaderElector, type LeaderElectionOptions } from './leader-election.js';
+import { FakeClock, MemoryLeases } from './testing/index.js';
 
 const T0 = 1_000_000;
 

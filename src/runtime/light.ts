@@ -47,6 +47,7 @@ export {
   fingerprintOf,
   microTime,
   observe,
+  releasedSpec,
   type LeaseSpec,
   type LeaseDecision,
   type ObservedLease,

@@ -51,6 +51,7 @@ import {
   InformerWriter,
   applyCreatingObject,
 } from './informer.js';
+import { WriteTurn } from './write-turn.js';
 import { SINGLETON_NAME, type UpdateStatus } from './api/schema.js';
 import { UpdateStatusError } from './errors.js';
 import { MILLISECOND } from './gotime.js';
@@ -84,6 +85,11 @@ export interface UpdateStatusControllerOptions {
   readonly registry?: Registry;
   /** The work queue's `workqueue_*` metrics (a Manager's queueMetrics). Default: none. */
   readonly queueMetrics?: WorkQueueMetricsProvider;
+  /**
+   * Takes turns with the UpdateStatus's other writers, for the writes of its informers and of the aggregator
+   * (write-turn.ts). Default: createUpdateStatusController makes one on `client`; without a client, none.
+   */
+  readonly writeTurn?: WriteTurn;
 }
 
 /** Counters for tests and benchmarks. */
@@ -158,6 +164,7 @@ class UpdateStatusReconciler implements Reconciler<string> {
     this.informerWriters = new Map(
       [CONTROL_PLANE_INFORMER, NODE_INFORMER].map((name) => [
         name,
+        // No turn of their own: the reconcile takes one for all of its writes.
         new InformerWriter(statuses, { name, clock, minWriteIntervalMs, reservedName: true }),
       ]),
     );
@@ -298,6 +305,16 @@ class UpdateStatusReconciler implements Reconciler<string> {
       this.stats.throttled++;
       return { requeueAfterMs: gateMs };
     }
+    // Assessed and written in one write turn (its informers' writes and the aggregate's): what is written is the
+    // cluster as it is when the turn comes, not as it was when this writer started to wait for it.
+    return this.inTurn(() => this.assessAndWriteNow(cleared, resync, signal), signal);
+  }
+
+  private async assessAndWriteNow(
+    cleared: (UpdateStatus & KubeObject) | undefined,
+    resync: number,
+    signal: AbortSignal,
+  ): Promise<ReconcileResult> {
     this.stats.assessments++;
     const assessStarted = performance.now();
     let stored = cleared ?? this.stored();
@@ -337,6 +354,11 @@ class UpdateStatusReconciler implements Reconciler<string> {
     const result = await this.aggregateAndWrite(stored, health, retryAfterMs, signal);
     if (informerError !== undefined) throw informerError;
     return result;
+  }
+
+  /** `write` in a turn with the UpdateStatus's other writers, when this controller takes turns. */
+  private inTurn<T>(write: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    return this.options.writeTurn ? this.options.writeTurn.run(write, signal) : write();
   }
 
   /** The aggregation over every informer's insights, written when it changed, and the removals. */
@@ -438,7 +460,15 @@ export function createUpdateStatusController(options: UpdateStatusControllerOpti
   return createUpdateStatusControllerFromSources(
     sources,
     new ResourceClient<UpdateStatus & KubeObject>(options.client, UpdateStatuses),
-    options,
+    {
+      ...options,
+      writeTurn:
+        options.writeTurn ??
+        WriteTurn.forClient(options.client, 'tessera-updatestatus', {
+          clock: options.clock,
+          logger: options.logger,
+        }),
+    },
   );
 }
 

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../runtime/object.js';
 import type { UpdateStatus } from './api/schema.js';
-import { HEARTBEAT_INTERVAL_MS, type InformerContribution, InformerWriter } from './informer.js';
-import { FakeClock } from '../runtime/testing/index.js';
+import { HEARTBEAT_INTERVAL_MS, type InformerContribution, InformerWriter, WriteTurn } from './informer.js';
+import { FakeClock, MemoryLeases, flushAsync } from '../runtime/testing/index.js';
 
 type Stored = UpdateStatus & KubeObject;
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
@@ -118,5 +118,46 @@ describe('the informer writer on a slow API server', () => {
     await clock.advance(400);
     expect((await writer.write(version(2), stored)).kind).toBe('written');
     expect(applies).toEqual([0, 1_000]);
+  });
+});
+
+describe('the informer writer taking turns', () => {
+  it('writes what it knows when its turn comes, not what it knew when it began to wait', async () => {
+    const clock = new FakeClock(T0);
+    const leases = new MemoryLeases(clock);
+    const { statuses, applies } = serverKeepingForeignInsight();
+    // Another writer holds the turn until the test lets it go.
+    let letGo = () => {};
+    const other = new WriteTurn({ leases, writer: 'nodes', clock });
+    const othersWrite = other.run(() => new Promise<void>((resolve) => (letGo = resolve)));
+    await flushAsync();
+    const writer = new InformerWriter(statuses, {
+      name: 'cpi',
+      clock,
+      reservedName: true,
+      turn: new WriteTurn({ leases, writer: 'cpi', clock }),
+    });
+    let known = 'finding as the write began';
+    const outcome = writer.write(
+      { name: 'cpi', controlPlane: [finding('own', known)] },
+      undefined,
+      undefined,
+      () => ({
+        name: 'cpi',
+        controlPlane: [finding('own', known)],
+      }),
+    );
+    await clock.advance(500);
+    expect(applies).toHaveLength(0);
+    known = 'finding as the turn came';
+    letGo();
+    await othersWrite;
+    await clock.advance(200);
+    expect((await outcome).kind).toBe('written');
+    expect(
+      applies.map(
+        (a) => a.status?.controlPlane?.informers?.[0]?.insights?.[0]?.insight.health?.impact.summary,
+      ),
+    ).toEqual(['finding as the turn came']);
   });
 });

@@ -32,6 +32,7 @@ import {
   storedContribution,
 } from './api/informers.js';
 import { GROUP, KIND, PLURAL, SINGLETON_NAME, VERSION } from './api/names.js';
+import { WriteTurn } from './write-turn.js';
 import type { UpdateStatus, UpdateStatusStatus } from './api/schema.js';
 
 export {
@@ -43,6 +44,7 @@ export {
   hashedUid,
   isInformerName,
 } from './api/informers.js';
+export { WriteTurn, WRITE_TURN_LEASE, WRITE_TURN_NAMESPACE } from './write-turn.js';
 export type {
   ControlPlaneInsight,
   ResourceRef,
@@ -124,6 +126,8 @@ export interface InformerWriterOptions {
   readonly minWriteIntervalMs?: number;
   /** True only for Tessera's own informers, which may use the reserved names (cpi, nodes, podplacement...). */
   readonly reservedName?: boolean;
+  /** Takes turns with the UpdateStatus's other writers (write-turn.ts). Default: none (writes at once). */
+  readonly turn?: WriteTurn;
 }
 
 /** Writes one informer's contribution by the contract. */
@@ -162,26 +166,17 @@ export class InformerWriter {
 
   /**
    * Writes `contribution` unless `stored` (the object as last observed) already holds it with a heartbeat that
-   * is not due. Refuses a contribution that breaks the contract (names the budget it exceeds).
+   * is not due. Refuses a contribution that breaks the contract (names the budget it exceeds). With a turn, `fresh`
+   * computes the contribution again once the turn is taken (what changed while waiting for it is written too).
    */
   async write(
     computed: InformerContribution,
     stored: StoredStatus | undefined,
     signal?: AbortSignal,
+    fresh?: () => InformerContribution | undefined,
   ): Promise<InformerWriteOutcome> {
     const own = storedContribution(stored?.status, computed.name);
-    const contribution = keepAcquiredAt(own, computed);
-    if (contribution.name !== this.options.name)
-      throw new UpdateStatusError(
-        'TESSERA_UPDATESTATUS_INFORMER_CONTRACT',
-        `informer ${this.options.name} was given the contribution of ${contribution.name}`,
-      );
-    const violation = contributionViolation(contribution);
-    if (violation !== undefined)
-      throw new UpdateStatusError(
-        'TESSERA_UPDATESTATUS_INFORMER_CONTRACT',
-        `informer ${contribution.name} would break the UpdateStatus informer contract: ${violation}; nothing was written`,
-      );
+    const contribution = this.checked(keepAcquiredAt(own, computed));
     const now = this.clock.now();
     const registration = stored?.status?.informers?.find((r) => r.name === contribution.name);
     const heartbeatAt = registration ? Date.parse(registration.heartbeatTime) : NaN;
@@ -194,15 +189,37 @@ export class InformerWriter {
       return { kind: 'unchanged', heartbeatDueInMs };
     const wait = this.lastWriteAt + (this.options.minWriteIntervalMs ?? 1_000) - now;
     if (wait > 0) return { kind: 'throttled', retryAfterMs: wait };
-    const written = await applyCreatingObject(
-      this.statuses,
-      applyConfiguration(contribution, heartbeatTimeOf(now)),
-      informerFieldManager(contribution.name),
-      signal,
-    );
+    let sent = contribution;
+    const apply = () => {
+      const latest = this.options.turn && fresh?.();
+      if (latest) sent = this.checked(keepAcquiredAt(own, latest));
+      return applyCreatingObject(
+        this.statuses,
+        applyConfiguration(sent, heartbeatTimeOf(now)),
+        informerFieldManager(sent.name),
+        signal,
+      );
+    };
+    const written = await (this.options.turn ? this.options.turn.run(apply, signal) : apply());
     this.lastWriteAt = now;
-    this.lastWritten = { contribution, result: storedContribution(written.status, contribution.name) };
+    this.lastWritten = { contribution: sent, result: storedContribution(written.status, sent.name) };
     return { kind: 'written', stored: written };
+  }
+
+  /** `contribution`, if it is this informer's and within the contract; refused with the reason otherwise. */
+  private checked(contribution: InformerContribution): InformerContribution {
+    if (contribution.name !== this.options.name)
+      throw new UpdateStatusError(
+        'TESSERA_UPDATESTATUS_INFORMER_CONTRACT',
+        `informer ${this.options.name} was given the contribution of ${contribution.name}`,
+      );
+    const violation = contributionViolation(contribution);
+    if (violation !== undefined)
+      throw new UpdateStatusError(
+        'TESSERA_UPDATESTATUS_INFORMER_CONTRACT',
+        `informer ${contribution.name} would break the UpdateStatus informer contract: ${violation}; nothing was written`,
+      );
+    return contribution;
   }
 }
 
@@ -226,6 +243,8 @@ export interface InsightPublisherOptions {
   readonly logger?: Logger;
   /** Runnable name. Default: `<informer>-update-insights`. */
   readonly name?: string;
+  /** Takes turns with the UpdateStatus's other writers. Default: a WriteTurn on `client` with the contract's Lease. */
+  readonly turn?: WriteTurn;
 }
 
 /**
@@ -257,6 +276,9 @@ export class InsightPublisher implements Runnable {
       clock: this.clock,
       minWriteIntervalMs: options.minWriteIntervalMs,
       reservedName: options.reservedName,
+      turn:
+        options.turn ??
+        WriteTurn.forClient(options.client, options.informer, { clock: this.clock, logger: this.logger }),
     });
   }
 
@@ -305,7 +327,9 @@ export class InsightPublisher implements Runnable {
     const contribution = this.options.contribution(this.stored?.status);
     // Not ready to tell yet (caches syncing): look again soon rather than a resync later.
     if (contribution === undefined) return Math.min(this.options.resyncMs ?? 15_000, 1_000);
-    const outcome = await this.writer.write(contribution, this.stored, signal);
+    const outcome = await this.writer.write(contribution, this.stored, signal, () =>
+      this.options.contribution(this.stored?.status),
+    );
     switch (outcome.kind) {
       case 'written':
         this.writes++;

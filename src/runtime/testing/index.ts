@@ -14,3 +14,4 @@ export {
   type ScriptedAnswer,
   type ScriptedApiServerCounts,
 } from './scripted-api-server.js';
+export { MemoryLeases, type MemoryLeaseMode } from './memory-leases.js';

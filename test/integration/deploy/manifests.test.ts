@@ -282,6 +282,10 @@ describe('least-privilege RBAC of the new service accounts (kubectl auth can-i)'
       [UPDATE_STATUS, 'get', 'prometheuses.monitoring.coreos.com/k8s', MONITORING_NS, 'yes', 'api'],
       [UPDATE_STATUS, 'create', 'leases.coordination.k8s.io', US_NS, 'yes'],
       [UPDATE_STATUS, 'update', 'leases.coordination.k8s.io/tessera-updatestatus', US_NS, 'yes'],
+      // The write turn every writer of the UpdateStatus takes (write-turn.ts).
+      [UPDATE_STATUS, 'update', 'leases.coordination.k8s.io/updatestatus-write-turn', US_NS, 'yes'],
+      [`system:serviceaccount:${PP_NS}:pod-placement-controller`, 'update', 'leases.coordination.k8s.io/updatestatus-write-turn', US_NS, 'yes'],
+      [`system:serviceaccount:${PP_NS}:pod-placement-web-hook`, 'update', 'leases.coordination.k8s.io/updatestatus-write-turn', US_NS, 'no'],
       // What it reads, it never writes; its own object only through status, by name.
       [UPDATE_STATUS, 'update', 'clusterversions.config.openshift.io/version', '*', 'no'],
       [UPDATE_STATUS, 'patch', 'clusteroperators.config.openshift.io', '*', 'no'],
@@ -322,6 +326,10 @@ describe('least-privilege RBAC of the new service accounts (kubectl auth can-i)'
       [NODEPOOL, 'patch', 'updatestatuses.update.openshift.io/cluster', '*', 'yes', 'status'],
       [NODEPOOL, 'patch', 'updatestatuses.update.openshift.io/cluster', '*', 'no'],
       [NODEPOOL, 'patch', 'updatestatuses.update.openshift.io/other', '*', 'no', 'status'],
+      [NODEPOOL, 'get', 'leases.coordination.k8s.io/updatestatus-write-turn', US_NS, 'yes'],
+      [NODEPOOL, 'update', 'leases.coordination.k8s.io/updatestatus-write-turn', US_NS, 'yes'],
+      [NODEPOOL, 'create', 'leases.coordination.k8s.io', US_NS, 'yes'],
+      [NODEPOOL, 'update', 'leases.coordination.k8s.io/tessera-updatestatus', US_NS, 'no'],
       [NODEPOOL, 'watch', 'machineconfigpools.machineconfiguration.openshift.io', '*', 'yes'],
       [NODEPOOL, 'update', 'machineconfigpools.machineconfiguration.openshift.io', '*', 'no'],
       // A NodePool's spec and life belong to HyperShift; status is written with update only.
@@ -393,6 +401,17 @@ describe('each component with its own service account', () => {
         path: `/apis/coordination.k8s.io/v1/namespaces/${US_NS}/leases/tessera-updatestatus`,
       });
       expect(lease.spec.holderIdentity).toBeTruthy();
+      // Its writes took turns with the UpdateStatus's other writers: the turn's Lease, given back after each write.
+      await eventually(
+        async () => {
+          const turn = await client.request<{ spec: { holderIdentity?: string } }>({
+            method: 'GET',
+            path: `/apis/coordination.k8s.io/v1/namespaces/${US_NS}/leases/updatestatus-write-turn`,
+          });
+          expect(turn.spec.holderIdentity).toBe('');
+        },
+        { timeoutMs: 30_000, what: 'the write turn taken and given back' },
+      );
     } finally {
       stop.abort();
       await running;

@@ -18,7 +18,14 @@ import type { ControlPlaneInsight, UpdateStatus } from '../../../src/updatestatu
 import { INFORMERS_REPORTING } from '../../../src/updatestatus/api/aggregate.js';
 import { runUpgradeStatus } from '../../../src/updatestatus/command.js';
 import { addUpdateStatusController } from '../../../src/updatestatus/runnable.js';
-import { applyCreatingObject } from '../../../src/updatestatus/informer.js';
+import {
+  WRITE_TURN_LEASE,
+  WRITE_TURN_NAMESPACE,
+  WriteTurn,
+  applyCreatingObject,
+} from '../../../src/updatestatus/informer.js';
+import type { Lease } from '../../../src/runtime/leader-election.js';
+import { Leases, Namespaces } from '../../../src/runtime/resources.js';
 import { loadSnapshot } from '../../../src/updatestatus/snapshot.js';
 import { gatedPodInformer } from '../../../src/podplacement/operator/pod-controller.js';
 import { addPodPlacementUpdateInsights } from '../../../src/podplacement/update-insights.js';
@@ -83,8 +90,13 @@ describe('UpdateStatus informers on a live cluster', () => {
   let recordFailure: (image: string, namespace: string, error: string) => void = () => {};
 
   const read = () => statuses.get({ name: 'cluster' });
-  // As an external component following the contract would: the contract's client creates the object if needed.
-  const applyExternal = (body: Stored) => applyCreatingObject(statuses, body, EXTERNAL);
+  let externalTurn: WriteTurn | undefined;
+  // As an external component following the contract would: the contract's client creates the object if needed,
+  // in a write turn taken with the UpdateStatus's other writers.
+  const applyExternal = (body: Stored) =>
+    (externalTurn ??= WriteTurn.forClient(client, 'external')).run(() =>
+      applyCreatingObject(statuses, body, EXTERNAL),
+    );
   const informersIn = (s: Stored) => (s.status?.controlPlane?.informers ?? []).map((i) => i.name).sort();
   const reporting = (s: Stored) => s.status?.conditions?.find((c) => c.type === INFORMERS_REPORTING);
   const upgradeStatus = async () => {
@@ -103,6 +115,10 @@ describe('UpdateStatus informers on a live cluster', () => {
     statuses = new ResourceClient<Stored>(client, UpdateStatuses);
     await installOpenShiftDevCrds(client);
     await installUpdateStatusCrd(client);
+    // The update status controller's namespace, as deploy/updatestatus creates it: the writers' turns are taken there.
+    await new ResourceClient<KubeObject>(client, Namespaces).create({
+      metadata: { name: WRITE_TURN_NAMESPACE },
+    });
     // A cluster in the middle of an update, so `upgrade status` prints its Update Health section.
     const { snapshot } = await loadSnapshot(
       path.join(fixturePath('oc-upgrade-status'), '4.15.0-ec2-early-cv.yaml'),
@@ -236,6 +252,20 @@ describe('UpdateStatus informers on a live cluster', () => {
     expect(
       after.status?.controlPlane?.informers?.find((i) => i.name === 'podplacement')?.insights,
     ).toHaveLength(2);
+    // Every writer took its turn for its writes, and gave it back after each.
+    expect(externalTurn?.stats).toMatchObject({ taken: 2, without: 0 });
+    await eventually(
+      async () => {
+        const turn = await new ResourceClient<Lease>(client, Leases).get({
+          namespace: WRITE_TURN_NAMESPACE,
+          name: WRITE_TURN_LEASE,
+        });
+        expect(turn.spec?.holderIdentity).toBe('');
+        // Taken by the controller, pod placement and the external informer, each several times.
+        expect(turn.spec?.leaseTransitions ?? 0).toBeGreaterThanOrEqual(4);
+      },
+      { timeoutMs: 30_000, what: 'the write turn given back' },
+    );
     expect(
       after.status?.controlPlane?.informers?.find((i) => i.name === 'cpi')?.insights?.length,
     ).toBeGreaterThan(1);

@@ -1,0 +1,134 @@
+// The UpdateStatus write turn on an in-memory Lease and a FakeClock: writers take turns (never two writes in flight
+// at once), a holder that never lets go is passed over, and a Lease that cannot be used (no RBAC, no namespace)
+// costs nothing but turns: writes go ahead at once and say why once.
+import { describe, expect, it } from 'vitest';
+import { ApiStatusError, type Logger } from '../runtime/index.js';
+import { FakeClock, MemoryLeases, flushAsync } from '../runtime/testing/index.js';
+import { WRITE_TURN_HOLD_MS, WRITE_TURN_MAX_WAIT_MS, WriteTurn } from './write-turn.js';
+
+/** A write that lasts until the test lets it finish, recording how many writes were in flight at once. */
+function writes() {
+  let inFlight = 0;
+  let mostAtOnce = 0;
+  const order: string[] = [];
+  const finishers: (() => void)[] = [];
+  return {
+    order,
+    get mostAtOnce() {
+      return mostAtOnce;
+    },
+    get waiting() {
+      return finishers.length;
+    },
+    write: (name: string) => () =>
+      new Promise<string>((resolve) => {
+        inFlight++;
+        mostAtOnce = Math.max(mostAtOnce, inFlight);
+        order.push(name);
+        finishers.push(() => {
+          inFlight--;
+          resolve(name);
+        });
+      }),
+    finishOne: () => finishers.shift()?.(),
+  };
+}
+
+function infoLines(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const log = (obj: unknown, msg?: string) => void lines.push(`${msg ?? ''} ${JSON.stringify(obj)}`);
+  const logger = {
+    info: log,
+    warn: log,
+    error: log,
+    debug: () => {},
+    trace: () => {},
+    fatal: log,
+    child: () => logger,
+  } as unknown as Logger;
+  return { logger, lines };
+}
+
+describe('WriteTurn', () => {
+  it('three writers take turns: one write in flight at a time, each given back for the next', async () => {
+    const clock = new FakeClock();
+    const leases = new MemoryLeases(clock);
+    const w = writes();
+    const turns = ['nodes', 'podplacement', 'nodepools'].map(
+      (writer) => new WriteTurn({ leases, writer, clock }),
+    );
+    const done = turns.map((t, i) => t.run(w.write(['nodes', 'podplacement', 'nodepools'][i] ?? '')));
+    for (let i = 0; i < 3; i++) {
+      // Pollers look again on their timers; the one write in flight holds the turn meanwhile.
+      for (let j = 0; j < 20 && w.waiting === 0; j++) await clock.advance(10);
+      expect(w.waiting).toBe(1);
+      await clock.advance(50);
+      expect(w.waiting).toBe(1);
+      w.finishOne();
+      await flushAsync();
+    }
+    expect(await Promise.all(done)).toEqual(['nodes', 'podplacement', 'nodepools']);
+    expect(w.mostAtOnce).toBe(1);
+    expect(turns.map((t) => t.stats.taken)).toEqual([1, 1, 1]);
+    expect(leases.lease?.spec?.holderIdentity).toBe('');
+  });
+
+  it('a writer that waited maxWaitMs writes without its turn; a holder that crashed is passed over after holdMs', async () => {
+    const clock = new FakeClock();
+    const leases = new MemoryLeases(clock);
+    const crashed = new WriteTurn({ leases, writer: 'crashed', clock });
+    // It takes the turn and never gives it back (its write never ends).
+    void crashed.run(() => new Promise<never>(() => {}));
+    await flushAsync();
+    expect(leases.lease?.spec?.holderIdentity).toMatch(/^crashed-/);
+
+    const next = new WriteTurn({ leases, writer: 'nodes', clock });
+    const w = writes();
+    const first = next.run(w.write('first'));
+    await clock.advance(WRITE_TURN_MAX_WAIT_MS - 100);
+    expect(w.waiting).toBe(0);
+    await clock.advance(200);
+    expect(w.waiting).toBe(1);
+    w.finishOne();
+    await first;
+    expect(next.stats).toMatchObject({ taken: 0, without: 1 });
+
+    // Once the holder's Lease has gone unrenewed for its duration, the turn is taken from it.
+    await clock.advance(WRITE_TURN_HOLD_MS);
+    const second = next.run(w.write('second'));
+    await flushAsync();
+    expect(w.waiting).toBe(1);
+    expect(leases.lease?.spec?.holderIdentity).toMatch(/^nodes-/);
+    w.finishOne();
+    await second;
+    expect(next.stats).toMatchObject({ taken: 1, without: 1 });
+  });
+
+  it('a Lease it may not use: writes at once, says why once, and looks again only after a while', async () => {
+    const clock = new FakeClock();
+    const leases = new MemoryLeases(clock);
+    let reads = 0;
+    leases.get = () => {
+      reads++;
+      return Promise.reject(new ApiStatusError('GET', '/lease', 403, 'Forbidden', 'leases is forbidden', {}));
+    };
+    const { logger, lines } = infoLines();
+    const turn = new WriteTurn({ leases, writer: 'external', clock, logger });
+    for (let i = 0; i < 3; i++) expect(await turn.run(() => Promise.resolve(i))).toBe(i);
+    expect(turn.stats).toMatchObject({ taken: 0, without: 3, waitedMs: 0 });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('not allowed to use Lease tessera-update-status/updatestatus-write-turn');
+    expect(reads).toBe(1);
+    await clock.advance(5 * 60_000);
+    await turn.run(() => Promise.resolve('later'));
+    expect(reads).toBe(2);
+  });
+
+  it('a failed write gives the turn back all the same', async () => {
+    const clock = new FakeClock();
+    const leases = new MemoryLeases(clock);
+    const turn = new WriteTurn({ leases, writer: 'cpi', clock });
+    await expect(turn.run(() => Promise.reject(new Error('apply refused')))).rejects.toThrow('apply refused');
+    expect(leases.lease?.spec?.holderIdentity).toBe('');
+  });
+});
