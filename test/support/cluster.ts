@@ -62,7 +62,13 @@ export async function startApiServerOnlyTestCluster(name: string): Promise<DevCl
  */
 export async function eventually<T>(
   check: () => Promise<T>,
-  options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+  options: {
+    timeoutMs?: number;
+    intervalMs?: number;
+    what?: string;
+    /** What to add to the error when it gives up (logs, the objects as they are then). */
+    explain?: () => Promise<string>;
+  } = {},
 ): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   let lastError: unknown;
@@ -74,7 +80,10 @@ export async function eventually<T>(
     }
     if (Date.now() > deadline) {
       const reason = lastError instanceof Error ? lastError.message : String(lastError);
-      throw new Error(`timed out waiting for ${options.what ?? 'condition'}: ${reason}`, {
+      const explained = options.explain
+        ? `\n${await options.explain().catch((e: unknown) => `(could not explain: ${String(e)})`)}`
+        : '';
+      throw new Error(`timed out waiting for ${options.what ?? 'condition'}: ${reason}${explained}`, {
         cause: lastError,
       });
     }

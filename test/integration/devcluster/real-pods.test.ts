@@ -427,17 +427,11 @@ if (isRoot) {
       return parts.join('\n');
     }
 
-    async function eventuallyExplained<T>(
+    function eventuallyExplained<T>(
       check: () => Promise<T>,
       options: { timeoutMs?: number; what: string },
     ): Promise<T> {
-      try {
-        return await eventually(check, options);
-      } catch (err) {
-        throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await diagnostics()}`, {
-          cause: err,
-        });
-      }
+      return eventually(check, { ...options, explain: diagnostics });
     }
 
     beforeAll(async () => {

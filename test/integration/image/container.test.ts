@@ -139,17 +139,11 @@ async function containerLogs(): Promise<string> {
 }
 
 /** `eventually`, with the containers' logs (as they are when it gives up) on the error. */
-async function eventuallyLogged<T>(
+function eventuallyLogged<T>(
   check: () => Promise<T>,
   options: { timeoutMs?: number; what: string },
 ): Promise<T> {
-  try {
-    return await eventually(check, options);
-  } catch (err) {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await containerLogs()}`, {
-      cause: err,
-    });
-  }
+  return eventually(check, { ...options, explain: containerLogs });
 }
 
 beforeAll(async () => {
