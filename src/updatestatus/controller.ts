@@ -164,8 +164,15 @@ class UpdateStatusReconciler implements Reconciler<string> {
     this.informerWriters = new Map(
       [CONTROL_PLANE_INFORMER, NODE_INFORMER].map((name) => [
         name,
-        // No turn of their own: the reconcile takes one for all of its writes.
-        new InformerWriter(statuses, { name, clock, minWriteIntervalMs, reservedName: true }),
+        // A turn per write (not one for the reconcile): a turn is never held through an assessment or an alerts
+        // read, nor past its hold time by several writes in a row.
+        new InformerWriter(statuses, {
+          name,
+          clock,
+          minWriteIntervalMs,
+          reservedName: true,
+          turn: options.writeTurn,
+        }),
       ]),
     );
   }
@@ -305,16 +312,6 @@ class UpdateStatusReconciler implements Reconciler<string> {
       this.stats.throttled++;
       return { requeueAfterMs: gateMs };
     }
-    // Assessed and written in one write turn (its informers' writes and the aggregate's): what is written is the
-    // cluster as it is when the turn comes, not as it was when this writer started to wait for it.
-    return this.inTurn(() => this.assessAndWriteNow(cleared, resync, signal), signal);
-  }
-
-  private async assessAndWriteNow(
-    cleared: (UpdateStatus & KubeObject) | undefined,
-    resync: number,
-    signal: AbortSignal,
-  ): Promise<ReconcileResult> {
     this.stats.assessments++;
     const assessStarted = performance.now();
     let stored = cleared ?? this.stored();
@@ -402,12 +399,16 @@ class UpdateStatusReconciler implements Reconciler<string> {
           'removing the insights of informers that expired or exceed their budget',
         );
         // A failed `test` (the list changed meanwhile) is an error: the queue retries with fresh data.
-        stored = await this.statuses.jsonPatch({ name: SINGLETON_NAME }, removals, {
-          subresource: 'status',
-          // Its own manager: an Update-operation entry under the aggregator's would read as a pre-contract write.
-          fieldManager: `${this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER}-removals`,
+        stored = await this.inTurn(
+          () =>
+            this.statuses.jsonPatch({ name: SINGLETON_NAME }, removals, {
+              subresource: 'status',
+              // Its own manager: an Update-operation entry under the aggregator's would read as a pre-contract write.
+              fieldManager: `${this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER}-removals`,
+              signal,
+            }),
           signal,
-        });
+        );
         this.stats.writes++;
         this.stats.writesBy.aggregate++;
         for (const s of aggregate.states) {
@@ -425,10 +426,14 @@ class UpdateStatusReconciler implements Reconciler<string> {
         aggregate = aggregateOf(stored.status);
       }
       if (changed || removals.length > 0) {
-        stored = await applyCreatingObject(
-          this.statuses,
-          aggregate.apply,
-          this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER,
+        stored = await this.inTurn(
+          () =>
+            applyCreatingObject(
+              this.statuses,
+              aggregate.apply,
+              this.options.fieldManager ?? AGGREGATOR_FIELD_MANAGER,
+              signal,
+            ),
           signal,
         );
         this.lastAggregate = {

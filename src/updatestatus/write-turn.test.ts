@@ -131,4 +131,62 @@ describe('WriteTurn', () => {
     await expect(turn.run(() => Promise.reject(new Error('apply refused')))).rejects.toThrow('apply refused');
     expect(leases.lease?.spec?.holderIdentity).toBe('');
   });
+
+  it('a Lease read that never answers holds the write up for maxWaitMs, not until the client gives up', async () => {
+    const clock = new FakeClock();
+    const leases = new MemoryLeases(clock);
+    leases.mode = 'hang';
+    const turn = new WriteTurn({ leases, writer: 'nodes', clock });
+    const w = writes();
+    const done = turn.run(w.write('at once'));
+    await clock.advance(WRITE_TURN_MAX_WAIT_MS - 1);
+    expect(w.waiting).toBe(0);
+    await clock.advance(1);
+    expect(w.waiting).toBe(1);
+    w.finishOne();
+    expect(await done).toBe('at once');
+    expect(turn.stats).toMatchObject({ taken: 0, without: 1 });
+  });
+
+  it('giving the turn back that never answers is abandoned after maxWaitMs', async () => {
+    const clock = new FakeClock();
+    const leases = new MemoryLeases(clock);
+    const turn = new WriteTurn({ leases, writer: 'cpi', clock });
+    let result: string | undefined;
+    const done = turn
+      .run(() => {
+        leases.mode = 'hang';
+        return Promise.resolve('written');
+      })
+      .then((r) => (result = r));
+    await flushAsync();
+    expect(turn.stats.taken).toBe(1);
+    expect(result).toBeUndefined();
+    await clock.advance(WRITE_TURN_MAX_WAIT_MS);
+    await done;
+    expect(result).toBe('written');
+    expect(leases.calls.at(-1)?.signal?.aborted).toBe(true);
+  });
+
+  it('a Lease deleted between its read and the update is looked at again, not given up on for 5 minutes', async () => {
+    const clock = new FakeClock();
+    const leases = new MemoryLeases(clock);
+    await new WriteTurn({ leases, writer: 'earlier', clock }).run(() => Promise.resolve());
+    const update = leases.update.bind(leases);
+    let deleted = false;
+    leases.update = (obj, opts) => {
+      if (deleted) return update(obj, opts);
+      deleted = true;
+      leases.lease = undefined;
+      return Promise.reject(new ApiStatusError('PUT', '/lease', 404, 'NotFound', 'not found', {}));
+    };
+    const { logger, lines } = infoLines();
+    const turn = new WriteTurn({ leases, writer: 'nodes', clock, logger });
+    const first = turn.run(() => Promise.resolve('first'));
+    await clock.advance(100);
+    expect(await first).toBe('first');
+    expect(await turn.run(() => Promise.resolve('second'))).toBe('second');
+    expect(turn.stats).toMatchObject({ taken: 2, without: 0 });
+    expect(lines).toEqual([]);
+  });
 });

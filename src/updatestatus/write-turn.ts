@@ -21,6 +21,7 @@ import {
   ignoreNotFound,
   isAlreadyExists,
   isConflict,
+  isNotFound,
   observe,
   realClock,
   releasedSpec,
@@ -65,7 +66,10 @@ export interface WriteTurnStats {
   waitedMs: number;
 }
 
-/** One writer's side of the write turn: `run(write)` runs `write` in a turn when it can get one. */
+/**
+ * One writer's side of the write turn: `run(write)` runs `write` in a turn when it can get one. One run at a time
+ * per instance (a second would find itself the holder and write at once): each writer has its own WriteTurn.
+ */
 export class WriteTurn {
   readonly identity: string;
   readonly stats: WriteTurnStats = { taken: 0, without: 0, waitedMs: 0 };
@@ -106,47 +110,85 @@ export class WriteTurn {
     }
   }
 
-  /** The Lease as this writer took it, or undefined when it goes without a turn. */
+  /**
+   * The Lease as this writer took it, or undefined when it goes without a turn. Every call to the API server is
+   * abandoned at the deadline too (a Lease read that hangs, or is told to retry after a while, must not hold the
+   * write up for the client's 30 s timeout and its retries). A take abandoned in flight may still have been stored:
+   * this writer renews it at its next turn (heldByMe), others pass it over after holdMs.
+   */
   private async take(signal?: AbortSignal): Promise<Lease | undefined> {
     if (this.clock.now() < this.unavailableUntil) return undefined;
     const ref = { namespace: this.namespace, name: WRITE_TURN_LEASE };
-    const deadline = this.clock.now() + (this.options.maxWaitMs ?? WRITE_TURN_MAX_WAIT_MS);
+    const maxWaitMs = this.options.maxWaitMs ?? WRITE_TURN_MAX_WAIT_MS;
+    const deadline = this.clock.now() + maxWaitMs;
+    const attempt = new AbortController();
+    const abandon = (): void => attempt.abort();
+    if (signal?.aborted) abandon();
+    signal?.addEventListener('abort', abandon, { once: true });
+    const timer = this.clock.setTimer(abandon, maxWaitMs);
     let pollMs = FIRST_POLL_MS;
-    for (;;) {
-      const now = this.clock.now();
-      try {
-        const current = await ignoreNotFound(this.options.leases.get(ref, signal));
-        this.observed = observe(this.observed, current?.spec, now);
-        const holdMs = this.options.holdMs ?? WRITE_TURN_HOLD_MS;
-        const decision = decideLease(current?.spec, this.observed, this.identity, holdMs, now);
-        if (decision.action === 'create')
-          return await this.options.leases.create({ metadata: ref, spec: decision.spec }, { signal });
-        if (decision.action === 'update')
-          return await this.options.leases.update(
-            { ...current, metadata: current?.metadata ?? ref, spec: decision.spec },
-            { signal },
-          );
-      } catch (err) {
-        if (signal?.aborted) throw err;
-        // Another writer took it between our read and write: look again.
-        if (!isConflict(err) && !isAlreadyExists(err)) {
-          this.goWithout(err);
-          return undefined;
+    try {
+      for (;;) {
+        const now = this.clock.now();
+        let op = 'get';
+        try {
+          const current = await ignoreNotFound(this.options.leases.get(ref, attempt.signal));
+          this.observed = observe(this.observed, current?.spec, now);
+          const holdMs = this.options.holdMs ?? WRITE_TURN_HOLD_MS;
+          const decision = decideLease(current?.spec, this.observed, this.identity, holdMs, now);
+          op = decision.action;
+          if (decision.action === 'create')
+            return await this.options.leases.create(
+              { metadata: ref, spec: decision.spec },
+              { signal: attempt.signal },
+            );
+          if (decision.action === 'update')
+            return await this.options.leases.update(
+              { ...current, metadata: current?.metadata ?? ref, spec: decision.spec },
+              { signal: attempt.signal },
+            );
+        } catch (err) {
+          if (signal?.aborted) throw err;
+          if (attempt.signal.aborted) {
+            this.logger.debug(
+              { writer: this.options.writer, op, err: errorMessage(err) },
+              'writing without a turn: the Lease did not answer in time',
+            );
+            return undefined;
+          }
+          // Another writer took it between our read and write (or deleted it: an update's 404): look again.
+          if (!isConflict(err) && !isAlreadyExists(err) && !(op === 'update' && isNotFound(err))) {
+            this.goWithout(err);
+            return undefined;
+          }
         }
+        const left = deadline - this.clock.now();
+        if (left <= 0) return undefined;
+        await this.clock.sleep(Math.min(pollMs, left), attempt.signal);
+        if (attempt.signal.aborted && !signal?.aborted) return undefined;
+        pollMs = Math.min(pollMs * 2, MAX_POLL_MS);
       }
-      const left = deadline - this.clock.now();
-      if (left <= 0) return undefined;
-      await this.clock.sleep(Math.min(pollMs, left), signal);
-      pollMs = Math.min(pollMs * 2, MAX_POLL_MS);
+    } finally {
+      timer.cancel();
+      signal?.removeEventListener('abort', abandon);
     }
   }
 
+  /** Gives the turn back, unless another writer took it meanwhile; abandoned after maxWaitMs (it then expires). */
   private async release(held: Lease): Promise<void> {
     if (!held.spec) return;
+    const giveUp = new AbortController();
+    const timer = this.clock.setTimer(() => giveUp.abort(), this.options.maxWaitMs ?? WRITE_TURN_MAX_WAIT_MS);
     try {
-      await this.options.leases.update({ ...held, spec: releasedSpec(held.spec, this.clock.now()) });
+      await this.options.leases.update(
+        { ...held, spec: releasedSpec(held.spec, this.clock.now()) },
+        { signal: giveUp.signal },
+      );
     } catch {
-      // Taken by another writer after it expired, or gone: there is nothing of ours to give back.
+      // Taken by another writer after it expired, or gone: there is nothing of ours to give back. Not answered in
+      // time: the others take it when it expires.
+    } finally {
+      timer.cancel();
     }
   }
 
