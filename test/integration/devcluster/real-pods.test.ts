@@ -54,6 +54,7 @@ import {
   DEPLOY_NAMESPACES,
   prepareOpenShiftLikeCluster,
   prometheusOperatorCrd,
+  tenantUnderPlacement,
 } from '../../support/deploy.js';
 import { type Olm, OLM_NAMESPACE, OPERATORS_NAMESPACE, startOlm } from '../../support/olm.js';
 import { writeOciLayout } from '../../support/oci-layout.js';
@@ -215,26 +216,7 @@ type ExplainedWait = <T>(
  * webhook, pointing at the webhook's Service (not a URL): the API server reaches it at the Service's endpoints.
  */
 async function enablePlacement(client: KubeClient, wait: ExplainedWait): Promise<string> {
-  const tenant = uniqueName('tenant');
-  await client.request({
-    method: 'POST',
-    path: '/api/v1/namespaces',
-    body: { metadata: { name: tenant, labels: { [TENANT_LABEL]: 'selected' } } },
-  });
-  await eventually(
-    () => client.request({ method: 'GET', path: `/api/v1/namespaces/${tenant}/serviceaccounts/default` }),
-    { what: 'the default service account of the tenant namespace' },
-  );
-  await client.request({
-    method: 'POST',
-    path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-    body: {
-      apiVersion: 'multiarch.openshift.io/v1beta1',
-      kind: 'ClusterPodPlacementConfig',
-      metadata: { name: 'cluster' },
-      spec: { namespaceSelector: { matchLabels: { [TENANT_LABEL]: 'selected' } } },
-    },
-  });
+  const tenant = await tenantUnderPlacement(client, TENANT_LABEL);
   const config = await wait(
     () =>
       client.request<{ webhooks: { clientConfig: { service?: { name: string }; url?: string } }[] }>({

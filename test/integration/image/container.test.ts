@@ -38,6 +38,7 @@ import {
   applyDeploy,
   hostedStatusWriterToken,
   prepareOpenShiftLikeCluster,
+  tenantUnderPlacement,
 } from '../../support/deploy.js';
 import { type Container, Podman, type PodCredentials, podCredentials } from '../../support/container.js';
 import { fixturePath } from '../../support/fixtures.js';
@@ -245,28 +246,7 @@ describe('the operator image under podman, with pod credentials', () => {
     });
     await ready(controller, controllerProbe);
     await ready(webhook, webhookProbe);
-    const tenant = uniqueName('tenant');
-    await client.request({
-      method: 'POST',
-      path: '/api/v1/namespaces',
-      body: { metadata: { name: tenant, labels: { [TENANT_LABEL]: 'selected' } } },
-    });
-    await eventually(
-      () => client.request({ method: 'GET', path: `/api/v1/namespaces/${tenant}/serviceaccounts/default` }),
-      {
-        what: 'the default service account of the tenant namespace',
-      },
-    );
-    await client.request({
-      method: 'POST',
-      path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-      body: {
-        apiVersion: 'multiarch.openshift.io/v1beta1',
-        kind: 'ClusterPodPlacementConfig',
-        metadata: { name: 'cluster' },
-        spec: { namespaceSelector: { matchLabels: { [TENANT_LABEL]: 'selected' } } },
-      },
-    });
+    const tenant = await tenantUnderPlacement(client, TENANT_LABEL);
     await eventuallyLogged(
       async () => {
         await client.request({
