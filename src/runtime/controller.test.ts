@@ -38,7 +38,7 @@ interface Harness {
 }
 
 function harness(
-  reconcile: (key: string, calls: number) => Promise<ReconcileResult | void>,
+  reconcile: (key: string, calls: number, signal: AbortSignal) => Promise<ReconcileResult | void>,
   workers = 3,
 ): Harness {
   const clock = new FakeClock(0);
@@ -52,11 +52,11 @@ function harness(
     logger: capturingLogger(logs),
     rateLimiter: new ItemExponentialFailureRateLimiter(5, 1000),
     reconciler: {
-      reconcile: (key) => {
+      reconcile: (key, signal) => {
         const n = (perKey.get(key) ?? 0) + 1;
         perKey.set(key, n);
         calls.push({ key, at: clock.now() });
-        return reconcile(key, n);
+        return reconcile(key, n, signal);
       },
     },
   });
@@ -158,6 +158,36 @@ describe('Controller', () => {
     expect(h.calls.map((c) => c.key).sort()).toEqual(['a', 'a', 'b']);
     expect(overlap).toBe(0);
     await h.stop();
+  });
+
+  it('lets every worker wait on its signal at once without a leak warning, and aborts them all on stop', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): number => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const workers = 16;
+      let waiting = 0;
+      let aborted = 0;
+      const h = harness(async (_key, _n, signal) => {
+        // Each reconcile waits on the signal twice at once, as a request inside a lock wait does.
+        const gone = () =>
+          new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        waiting++;
+        await Promise.all([gone(), gone()]);
+        aborted++;
+      }, workers);
+      await flushAsync();
+      for (let i = 0; i < workers; i++) h.controller.enqueue(`key-${i}`);
+      await flushAsync();
+      expect(waiting).toBe(workers);
+      // process.emitWarning reports on the next tick; a macrotask later it has been delivered if it was emitted.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+      await h.stop();
+      expect(aborted).toBe(workers);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('on stop lets the in-flight reconcile finish, drops queued keys, and resolves start() afterwards', async () => {

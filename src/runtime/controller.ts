@@ -4,6 +4,7 @@
 // process (they are logged with the key). With `shardOf`, waiting keys are handed to workers round-robin between
 // shards (e.g. namespaces: tenants), so one tenant's many keys do not queue ahead of another's. On stop, intake stops, queued keys are dropped (the next start relists)
 // and start() resolves once in-flight reconciles have returned. The reconciler must honour `signal`.
+import { setMaxListeners } from 'node:events';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { SharedInformer } from './cache/shared-informer.js';
 import { realClock, type Clock } from './clock.js';
@@ -176,7 +177,8 @@ export class Controller<K = string> implements Runnable {
       for (const { informer, keysOf } of this.sources)
         for (const obj of informer.getIndexer().list()) for (const k of keysOf(obj)) queue.add(k);
       this.logger.info({ workers: this.workers }, 'starting workers');
-      await Promise.all(Array.from({ length: this.workers }, () => this.work(queue, signal)));
+      const reconciling = reconcileSignal(signal, this.workers);
+      await Promise.all(Array.from({ length: this.workers }, () => this.work(queue, reconciling)));
       await queue.shutDownWithDrain();
       this.logger.info({}, 'workers stopped');
     } finally {
@@ -283,4 +285,19 @@ export class Controller<K = string> implements Runnable {
         }),
     );
   }
+}
+
+/** Abort listeners one reconcile may hold on its signal at once: a request, a lock or turn wait, parallel fetches. */
+const LISTENERS_PER_RECONCILE = 32;
+
+/**
+ * The signal every worker's reconcile gets: it aborts with `signal`. All workers' reconciles listen on it at once,
+ * so Node's default of 10 would report a leak that is not one (pod placement's reconciles waiting on the in-flight
+ * record made it print a MaxListenersExceededWarning). The limit grows with the workers, so listeners that are never
+ * removed still warn.
+ */
+function reconcileSignal(signal: AbortSignal, workers: number): AbortSignal {
+  const reconciling = AbortSignal.any([signal]);
+  setMaxListeners(workers * LISTENERS_PER_RECONCILE, reconciling);
+  return reconciling;
 }
