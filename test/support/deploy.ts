@@ -5,7 +5,7 @@ import { projectRoot } from '../../src/devcluster/binaries.js';
 import { installNodePoolCrds } from '../../src/nodepool/api/install.js';
 import { DEFAULT_OPERATOR_NAMESPACE } from '../../src/podplacement/constants.js';
 import type { KubeClient } from '../../src/runtime/index.js';
-import { eventually, uniqueName, waitForCrdsEstablished } from './cluster.js';
+import { eventually, waitForCrdsEstablished } from './cluster.js';
 import { installOpenShiftDevCrds } from '../../src/updatestatus/api/dev-crds.js';
 
 export const DEPLOY = path.join(projectRoot, 'deploy');
@@ -101,33 +101,4 @@ export function hostedStatusWriterToken(client: KubeClient): Promise<string> {
     },
     { what: 'the nto-status-writer token Secret filled in' },
   );
-}
-
-/**
- * What an admin does once deploy/ is installed to have a team's pods placed: a new namespace labelled
- * `<label>: selected`, returned once its default service account exists (pods need it), and the
- * ClusterPodPlacementConfig `cluster` selecting namespaces with that label.
- */
-export async function tenantUnderPlacement(client: KubeClient, label: string): Promise<string> {
-  const tenant = uniqueName('tenant');
-  await client.request({
-    method: 'POST',
-    path: '/api/v1/namespaces',
-    body: { metadata: { name: tenant, labels: { [label]: 'selected' } } },
-  });
-  await eventually(
-    () => client.request({ method: 'GET', path: `/api/v1/namespaces/${tenant}/serviceaccounts/default` }),
-    { what: 'the default service account of the tenant namespace' },
-  );
-  await client.request({
-    method: 'POST',
-    path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-    body: {
-      apiVersion: 'multiarch.openshift.io/v1beta1',
-      kind: 'ClusterPodPlacementConfig',
-      metadata: { name: 'cluster' },
-      spec: { namespaceSelector: { matchLabels: { [label]: 'selected' } } },
-    },
-  });
-  return tenant;
 }

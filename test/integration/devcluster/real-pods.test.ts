@@ -54,8 +54,8 @@ import {
   DEPLOY_NAMESPACES,
   prepareOpenShiftLikeCluster,
   prometheusOperatorCrd,
-  tenantUnderPlacement,
 } from '../../support/deploy.js';
+import { tenantUnderPlacement } from '../../support/placement.js';
 import { type Olm, OLM_NAMESPACE, OPERATORS_NAMESPACE, startOlm } from '../../support/olm.js';
 import { writeOciLayout } from '../../support/oci-layout.js';
 import { holdRealNodeMachine } from '../../support/real-node-lock.js';

@@ -20,6 +20,7 @@ import { GATING_EVENT_REASONS } from '../../../src/podplacement/operator/control
 import type { Pod } from '../../../src/podplacement/pod-types.js';
 import { KubeClient, microTime } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
+import { createClusterPodPlacementConfig } from '../../support/placement.js';
 import { startSilentRegistry, type SilentRegistry } from '../../support/silent-registry.js';
 import { freePort, startOperatorProcess, type OperatorProcess } from '../podplacement/support.js';
 
@@ -92,20 +93,10 @@ describe('a controller process that dies inspecting a pod', () => {
     const args = ['--inspection-deadline-ms', '600000'];
     const first = operator(args);
     // Created once the operator has installed the CRDs (--install-crds) and the API server serves them.
-    await eventually(
-      () =>
-        client.request({
-          method: 'POST',
-          path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-          body: {
-            apiVersion: 'multiarch.openshift.io/v1beta1',
-            kind: 'ClusterPodPlacementConfig',
-            metadata: { name: 'cluster' },
-            spec: { fallbackArchitecture: 'amd64' },
-          },
-        }),
-      { timeoutMs: 90_000, what: `the ClusterPodPlacementConfig created (log: ${first.logFile})` },
-    );
+    await eventually(() => createClusterPodPlacementConfig(client, { fallbackArchitecture: 'amd64' }), {
+      timeoutMs: 90_000,
+      what: `the ClusterPodPlacementConfig created (log: ${first.logFile})`,
+    });
     const poison = await eventually(
       async () => {
         const p = await createPod(`${silent.host}/poison:1`);

@@ -27,6 +27,7 @@ import {
 import { INFLIGHT_RECORD_NAME } from '../../../src/podplacement/inflight-record.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
+import { createClusterPodPlacementConfig } from '../../support/placement.js';
 import {
   type CanICheck,
   expectCanITable,
@@ -268,20 +269,9 @@ describe('pod placement RBAC (plain Kubernetes, self-managed TLS)', () => {
       await controller.validatingWebhookConfigured;
       // The controller points the CRD's conversion webhook at itself; the API server answers 503 for the resource
       // while it swaps its storage after such a change.
-      await eventually(
-        () =>
-          client.request({
-            method: 'POST',
-            path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-            body: {
-              apiVersion: 'multiarch.openshift.io/v1beta1',
-              kind: 'ClusterPodPlacementConfig',
-              metadata: { name: 'cluster' },
-              spec: { logVerbosity: 'Normal' },
-            },
-          }),
-        { what: 'the cluster config created through the validating webhook' },
-      );
+      await eventually(() => createClusterPodPlacementConfig(client, { logVerbosity: 'Normal' }), {
+        what: 'the cluster config created through the validating webhook',
+      });
       // Gated by the webhook (webhook service account), then released by the reconciler (controller's), which
       // reads the pod's pull secret by name and gives up on the unreachable registry after its retries.
       const deadRegistry = `127.0.0.1:${await freePort()}`;

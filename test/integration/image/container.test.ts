@@ -38,8 +38,8 @@ import {
   applyDeploy,
   hostedStatusWriterToken,
   prepareOpenShiftLikeCluster,
-  tenantUnderPlacement,
 } from '../../support/deploy.js';
+import { tenantUnderPlacement } from '../../support/placement.js';
 import { type Container, Podman, type PodCredentials, podCredentials } from '../../support/container.js';
 import { fixturePath } from '../../support/fixtures.js';
 import { forbiddenLines, tokenKubeConfig } from '../../support/identities.js';

@@ -16,6 +16,7 @@ import {
 } from '../../../src/podplacement/operator/start.js';
 import { KubeClient } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
+import { createClusterPodPlacementConfig } from '../../support/placement.js';
 import { startFakeServer, type FakeServer } from '../registry/fake-server.js';
 import { runTessera } from './support.js';
 import { inProcessOperatorOptions } from './in-process-operator.js';
@@ -77,20 +78,11 @@ beforeAll(async () => {
     }),
   );
   // The API server answers 503 for a moment after the operator points the CRD's conversion at itself.
-  await eventually(
-    () =>
-      client.request({
-        method: 'POST',
-        path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-        body: {
-          apiVersion: 'multiarch.openshift.io/v1beta1',
-          kind: 'ClusterPodPlacementConfig',
-          metadata: { name: 'cluster' },
-          spec: {},
-        },
-      }),
-    { timeoutMs: 60_000, intervalMs: 500, what: 'the ClusterPodPlacementConfig to be created' },
-  );
+  await eventually(() => createClusterPodPlacementConfig(client, {}), {
+    timeoutMs: 60_000,
+    intervalMs: 500,
+    what: 'the ClusterPodPlacementConfig to be created',
+  });
 }, 180_000);
 
 afterAll(async () => {

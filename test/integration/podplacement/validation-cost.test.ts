@@ -21,6 +21,7 @@ import {
 } from '../../../src/podplacement/operator/start.js';
 import { KubeClient, silentLogger } from '../../../src/runtime/index.js';
 import { eventually, startApiServerOnlyTestCluster, uniqueName } from '../../support/cluster.js';
+import { createClusterPodPlacementConfig } from '../../support/placement.js';
 
 const run = promisify(execFile);
 const opNs = 'pp-cost-operator';
@@ -202,15 +203,7 @@ describe('ClusterPodPlacementConfig DELETE reviews from an unauthenticated calle
 describe('PodPlacementConfig CREATE reviews from an unauthenticated caller', () => {
   it('cost at most the confirming-read budget, not one LIST each', async () => {
     const port = operator?.webhookPort ?? 0;
-    await client.request({
-      method: 'POST',
-      path: '/apis/multiarch.openshift.io/v1beta1/clusterpodplacementconfigs',
-      body: {
-        apiVersion: 'multiarch.openshift.io/v1beta1',
-        kind: 'ClusterPodPlacementConfig',
-        metadata: { name: 'cluster' },
-      },
-    });
+    await createClusterPodPlacementConfig(client);
     // Once the operator's cache holds it, the cache admits these reviews; only confirming them costs reads.
     await eventually(
       async () => {
