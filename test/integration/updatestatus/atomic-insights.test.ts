@@ -17,7 +17,7 @@ import {
 } from '../../../src/updatestatus/api/informers.js';
 import type { ControlPlaneInsight, UpdateStatus } from '../../../src/updatestatus/api/schema.js';
 import { applyCreatingObject } from '../../../src/updatestatus/informer.js';
-import { startApiServerOnlyTestCluster } from '../../support/cluster.js';
+import { eventually, startApiServerOnlyTestCluster } from '../../support/cluster.js';
 
 type Stored = UpdateStatus & KubeObject;
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -116,13 +116,20 @@ describe('atomic insight lists on a live API server', () => {
     expect(managedFieldsOf(stored, 'alpha')).toContain('k:{\\"uid\\":\\"a1\\"}');
 
     await installUpdateStatusCrd(client);
-    // alpha drops a1 and adds a3; beta's entries stay as they are.
-    stored = await apply(contribution('alpha', ['a2', 'a3']));
+    // alpha drops a1 and adds a3; beta's entries stay as they are. The API server swaps the resource's handler, and
+    // with it the merge rules, a moment after the CRD changes, so alpha applies until the new rules merged it: its
+    // managedFields then name the list, not each insight.
+    stored = await eventually(
+      async () => {
+        const merged = await apply(contribution('alpha', ['a2', 'a3']));
+        expect(managedFieldsOf(merged, 'alpha')).toContain('"f:insights":{}');
+        return merged;
+      },
+      { what: "an apply merged by the new CRD's atomic insight lists" },
+    );
+    expect(managedFieldsOf(stored, 'alpha')).not.toContain('uid');
     expect(uidsOf(stored, 'alpha')).toEqual({ controlPlane: ['a2', 'a3'], worker: ['a2', 'a3'] });
     expect(uidsOf(stored, 'beta')).toEqual({ controlPlane: ['b1'], worker: ['b1'] });
-    // Its managedFields name the list, not each insight.
-    expect(managedFieldsOf(stored, 'alpha')).toContain('"f:insights":{}');
-    expect(managedFieldsOf(stored, 'alpha')).not.toContain('uid');
 
     stored = await apply(contribution('beta', ['b2']));
     expect(uidsOf(stored, 'beta')).toEqual({ controlPlane: ['b2'], worker: ['b2'] });
